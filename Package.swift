@@ -1,0 +1,67 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Haul",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "hauld", targets: ["hauld"]),
+        .executable(name: "haul", targets: ["haul"]),
+        .library(name: "DBusKit", targets: ["DBusKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .target(name: "DBusKit", dependencies: ["CDBus"]),
+        .target(name: "HaulCore"),
+        .target(
+            name: "HaulService",
+            dependencies: [
+                "DBusKit", "HaulCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "hauld",
+            dependencies: [
+                "HaulService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "haul",
+            dependencies: [
+                "DBusKit", "HaulCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(name: "HaulTestSupport", dependencies: ["DBusKit"]),
+        .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "HaulTestSupport"]),
+        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(
+            name: "HaulServiceTests",
+            dependencies: ["HaulService", "HaulCore", "DBusKit", "HaulTestSupport"]
+        ),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+}

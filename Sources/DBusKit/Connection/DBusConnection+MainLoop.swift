@@ -1,0 +1,209 @@
+import CDBus
+import Dispatch
+
+/// What libdbus's C callbacks receive as user data: a way back to the connection.
+///
+/// libdbus keeps a retained reference and releases it through `releaseContext` (it may call remove-watch
+/// callbacks while closing, after the connection is gone — hence weak).
+final class CallbackContext {
+    weak var connection: DBusConnection?
+
+    init(connection: DBusConnection) { self.connection = connection }
+
+    /// Runs `body` on the connection's isolation; callbacks always arrive on its queue. Only Sendable values
+    /// (integer keys standing for libdbus pointers) cross into `body`.
+    static func with<T: Sendable>(
+        _ data: UnsafeMutableRawPointer?, _ body: @Sendable (isolated DBusConnection) -> T
+    ) -> T? {
+        guard let data else { return nil }
+        let context = Unmanaged<CallbackContext>.fromOpaque(data).takeUnretainedValue()
+        guard let connection = context.connection else { return nil }
+        return connection.assumeIsolated { body($0) }
+    }
+}
+
+private func releaseContext(_ data: UnsafeMutableRawPointer?) {
+    guard let data else { return }
+    Unmanaged<CallbackContext>.fromOpaque(data).release()
+}
+
+/// The Dispatch sources standing for libdbus's watches and timeouts, keyed by the libdbus object's address.
+///
+/// Dispatch traps when a suspended or never-activated source is released, so each source's running state is
+/// tracked and every source is resumed before it is cancelled.
+struct MainLoopSources {
+    final class Source {
+        let source: any DispatchSourceProtocol
+        var isRunning = false
+
+        init(_ source: any DispatchSourceProtocol) { self.source = source }
+
+        deinit { cancel() }
+
+        func setRunning(_ running: Bool) {
+            guard running != isRunning else { return }
+            isRunning = running
+            if running { source.resume() } else { source.suspend() }
+        }
+
+        func cancel() {
+            setRunning(true)
+            source.cancel()
+        }
+    }
+
+    var watches: [UInt: [Source]] = [:]
+    var timeouts: [UInt: Source] = [:]
+    var watchPointers: [UInt: OpaquePointer] = [:]
+    var timeoutPointers: [UInt: OpaquePointer] = [:]
+
+    mutating func cancelAll() {
+        watches = [:]
+        timeouts = [:]
+        watchPointers = [:]
+        timeoutPointers = [:]
+    }
+}
+
+extension DBusConnection {
+    func installMainLoop(context: CallbackContext) {
+        let pointer = handle.pointer
+        let retained = { Unmanaged.passRetained(context).toOpaque() }
+        dbus_connection_set_watch_functions(
+            pointer,
+            { watch, data in
+                let key = DBusConnection.key(watch)
+                return CallbackContext.with(data) { $0.addWatch(key) } == true ? 1 : 0
+            },
+            { watch, data in
+                let key = DBusConnection.key(watch)
+                CallbackContext.with(data) { $0.removeWatch(key) }
+            },
+            { watch, data in
+                let key = DBusConnection.key(watch)
+                CallbackContext.with(data) { $0.toggleWatch(key) }
+            },
+            retained(), releaseContext
+        )
+        dbus_connection_set_timeout_functions(
+            pointer,
+            { timeout, data in
+                let key = DBusConnection.key(timeout)
+                return CallbackContext.with(data) { $0.addTimeout(key) } == true ? 1 : 0
+            },
+            { timeout, data in
+                let key = DBusConnection.key(timeout)
+                CallbackContext.with(data) { $0.removeTimeout(key) }
+            },
+            { timeout, data in
+                let key = DBusConnection.key(timeout)
+                CallbackContext.with(data) { $0.toggleTimeout(key) }
+            },
+            retained(), releaseContext
+        )
+        dbus_connection_set_dispatch_status_function(
+            pointer,
+            { _, status, data in
+                guard status == DBUS_DISPATCH_DATA_REMAINS, let data else { return }
+                Unmanaged<CallbackContext>.fromOpaque(data).takeUnretainedValue().connection?.scheduleDrain()
+            },
+            retained(), releaseContext
+        )
+        dbus_connection_add_filter(
+            pointer,
+            { _, raw, data in
+                guard let raw, let message = MessageCodec.decode(raw) else {
+                    return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+                }
+                let taken = CallbackContext.with(data) { $0.route(message) } ?? false
+                return taken ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+            },
+            retained(), releaseContext
+        )
+    }
+
+    // MARK: Watches
+
+    /// libdbus pointers cross isolation boundaries as their address, a Sendable integer.
+    static func key(_ pointer: OpaquePointer?) -> UInt { UInt(bitPattern: pointer.map { Int(bitPattern: $0) } ?? 0) }
+
+    fileprivate func addWatch(_ key: UInt) -> Bool {
+        guard let watch = OpaquePointer(bitPattern: key) else { return false }
+        let fd = dbus_watch_get_unix_fd(watch)
+        let flags = dbus_watch_get_flags(watch)
+        var sources: [MainLoopSources.Source] = []
+        if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 {
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self] in
+                self?.assumeIsolated { $0.handleWatch(key, flags: UInt32(DBUS_WATCH_READABLE.rawValue)) }
+            }
+            sources.append(.init(source))
+        }
+        if flags & UInt32(DBUS_WATCH_WRITABLE.rawValue) != 0 {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self] in
+                self?.assumeIsolated { $0.handleWatch(key, flags: UInt32(DBUS_WATCH_WRITABLE.rawValue)) }
+            }
+            sources.append(.init(source))
+        }
+        mainLoop.watches[key] = sources
+        mainLoop.watchPointers[key] = watch
+        toggleWatch(key)
+        return true
+    }
+
+    fileprivate func removeWatch(_ key: UInt) {
+        mainLoop.watches.removeValue(forKey: key)?.forEach { $0.cancel() }
+        mainLoop.watchPointers.removeValue(forKey: key)
+    }
+
+    fileprivate func toggleWatch(_ key: UInt) {
+        guard let watch = mainLoop.watchPointers[key] else { return }
+        let enabled = dbus_watch_get_enabled(watch) != 0
+        mainLoop.watches[key]?.forEach { $0.setRunning(enabled) }
+    }
+
+    private func handleWatch(_ key: UInt, flags: UInt32) {
+        guard let watch = mainLoop.watchPointers[key] else { return }
+        dbus_watch_handle(watch, flags)
+        drain()
+    }
+
+    // MARK: Timeouts
+
+    fileprivate func addTimeout(_ key: UInt) -> Bool {
+        guard let timeout = OpaquePointer(bitPattern: key) else { return false }
+        let interval = DispatchTimeInterval.milliseconds(Int(dbus_timeout_get_interval(timeout)))
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + interval, repeating: interval)
+        source.setEventHandler { [weak self] in
+            self?.assumeIsolated { $0.handleTimeout(key) }
+        }
+        mainLoop.timeouts[key] = .init(source)
+        mainLoop.timeoutPointers[key] = timeout
+        toggleTimeout(key)
+        return true
+    }
+
+    fileprivate func removeTimeout(_ key: UInt) {
+        mainLoop.timeouts.removeValue(forKey: key)?.cancel()
+        mainLoop.timeoutPointers.removeValue(forKey: key)
+    }
+
+    /// libdbus may change the interval while a timeout is disabled, so a re-enabled timeout is rebuilt.
+    fileprivate func toggleTimeout(_ key: UInt) {
+        guard let timeout = mainLoop.timeoutPointers[key], let source = mainLoop.timeouts[key] else { return }
+        let enabled = dbus_timeout_get_enabled(timeout) != 0
+        if enabled, !source.isRunning {
+            let interval = DispatchTimeInterval.milliseconds(Int(dbus_timeout_get_interval(timeout)))
+            (source.source as? any DispatchSourceTimer)?.schedule(deadline: .now() + interval, repeating: interval)
+        }
+        source.setRunning(enabled)
+    }
+
+    private func handleTimeout(_ key: UInt) {
+        guard let timeout = mainLoop.timeoutPointers[key] else { return }
+        dbus_timeout_handle(timeout)
+        drain()
+    }
+}

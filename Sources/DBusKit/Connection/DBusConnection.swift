@@ -1,0 +1,229 @@
+import CDBus
+import Dispatch
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private connection to a message bus, integrated with Dispatch and Swift concurrency.
+///
+/// Every libdbus call runs on the connection's serial queue, which is also this actor's executor: libdbus's
+/// watches and timeouts become `DispatchSource`s on that queue, so outgoing messages are flushed at once and
+/// incoming ones are dispatched as they arrive. No call ever blocks the Swift concurrency pool.
+public actor DBusConnection {
+    private nonisolated let executor: QueueExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    let handle: ConnectionHandle
+    /// This connection's unique name on the bus, such as `:1.42`.
+    public nonisolated let uniqueName: String
+
+    private var isClosed = false
+    private var callbackContext: CallbackContext?
+    var mainLoop = MainLoopSources()
+    var pendingCalls: [UInt32: PendingCall] = [:]
+    private var routes: [UInt64: Route] = [:]
+    private var nextRouteID: UInt64 = 0
+
+    private init(executor: QueueExecutor, handle: ConnectionHandle, uniqueName: String) {
+        self.executor = executor
+        self.handle = handle
+        self.uniqueName = uniqueName
+    }
+
+    deinit {
+        // Dispatch sources balance themselves when released (MainLoopSources.Source). The last libdbus reference goes on the queue, where every other libdbus call is made.
+        let handle = handle
+        executor.queue.async { withExtendedLifetime(handle) {} }
+    }
+
+    /// Connects to the bus at a D-Bus address such as `unix:path=/run/user/1000/bus`.
+    public static func connect(address: String) async throws(DBusError) -> DBusConnection {
+        let executor = QueueExecutor(label: "haul.dbus.connection")
+        let result: Result<(ConnectionHandle, uniqueName: String), DBusError> = await withCheckedContinuation {
+            continuation in
+            // Connecting and `Hello` block; they run on the connection's own queue, not on the Swift pool.
+            executor.queue.async {
+                continuation.resume(returning: Result { () throws(DBusError) in try ConnectionHandle.open(address: address) })
+            }
+        }
+        let (handle, uniqueName) = try result.get()
+        let connection = DBusConnection(executor: executor, handle: handle, uniqueName: uniqueName)
+        await connection.start()
+        return connection
+    }
+
+    /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`.
+    public static func sessionBus() async throws(DBusError) -> DBusConnection {
+        try await connect(address: sessionBusAddress())
+    }
+
+    /// The session bus address this process would use.
+    public static func sessionBusAddress() throws(DBusError) -> String {
+        if let address = getenv("DBUS_SESSION_BUS_ADDRESS").map({ String(cString: $0) }), !address.isEmpty {
+            return address
+        }
+        if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !runtime.isEmpty,
+            access(runtime + "/bus", F_OK) == 0
+        {
+            return "unix:path=\(runtime)/bus"
+        }
+        throw DBusError(
+            name: "org.freedesktop.DBus.Error.NoServer",
+            message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist"
+        )
+    }
+
+    public var isConnected: Bool { !isClosed && dbus_connection_get_is_connected(handle.pointer) != 0 }
+
+    /// Closes the connection: pending calls fail with `Disconnected`, subscriptions finish.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        finishEverything()
+        dbus_connection_close(handle.pointer)
+        mainLoop.cancelAll()
+    }
+
+    // MARK: Sending
+
+    /// Sends a message without waiting for any reply (signals, replies, fire-and-forget calls).
+    public func send(_ message: DBusMessage) throws(DBusError) {
+        guard !isClosed else { throw .disconnected("the connection is closed") }
+        let raw = try MessageCodec.encode(message)
+        defer { dbus_message_unref(raw) }
+        guard dbus_connection_send(handle.pointer, raw, nil) != 0 else {
+            throw .failed("out of memory while queueing a message")
+        }
+    }
+
+    /// Validates a message now and sends it from the connection's queue without suspending the caller.
+    ///
+    /// Messages enqueued from one context go out in the order they were enqueued, which is what signals
+    /// announcing successive changes need.
+    public nonisolated func enqueue(_ message: DBusMessage) throws(DBusError) {
+        try MessageCodec.validate(message)
+        executor.queue.async { [weak self] in
+            self?.assumeIsolated { try? $0.send(message) }
+        }
+    }
+
+    /// Sends a method call and waits for its reply. An error reply is thrown as a `DBusError`.
+    public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws -> DBusMessage {
+        guard !isClosed else { throw DBusError.disconnected("the connection is closed") }
+        try Task.checkCancellation()
+        var message = message
+        message.noReplyExpected = false
+        let raw = try MessageCodec.encode(message)
+        defer { dbus_message_unref(raw) }
+        var pending: OpaquePointer?
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        guard dbus_connection_send_with_reply(handle.pointer, raw, &pending, milliseconds) != 0, let pending else {
+            throw DBusError.disconnected("the connection is closed")
+        }
+        let serial = dbus_message_get_serial(raw)
+        let pendingKey = Self.key(pending)
+        let reply: DBusMessage = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                registerPendingCall(pendingKey, serial: serial, continuation: continuation)
+            }
+        } onCancel: {
+            Task { await self.cancelCall(serial: serial) }
+        }
+        if let error = reply.error { throw error }
+        return reply
+    }
+
+    // MARK: Receiving
+
+    /// A stream of the incoming messages that match any of `rules`, in arrival order.
+    ///
+    /// Signal rules are added to the bus before this returns and removed when the stream ends. A method call
+    /// that no stream takes is answered `UnknownMethod` by libdbus, so every call gets a reply.
+    public func messages(matching rules: [MatchRule]) async throws -> AsyncStream<DBusMessage> {
+        guard !isClosed else { throw DBusError.disconnected("the connection is closed") }
+        let id = nextRouteID
+        nextRouteID += 1
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
+        routes[id] = Route(rules: rules, continuation: continuation)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeRoute(id) }
+        }
+        do {
+            for rule in rules where rule.needsBusRegistration {
+                _ = try await callBus("AddMatch", [.string(rule.busString)])
+            }
+        } catch {
+            removeRoute(id)
+            throw error
+        }
+        return stream
+    }
+
+    private func removeRoute(_ id: UInt64) {
+        guard let route = routes.removeValue(forKey: id) else { return }
+        route.continuation.finish()
+        for rule in route.rules where rule.needsBusRegistration && !isClosed {
+            var message = DBusMessage.methodCall(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus", member: "RemoveMatch", body: [.string(rule.busString)]
+            )
+            message.noReplyExpected = true
+            try? send(message)
+        }
+    }
+
+    /// Called by the filter for every incoming message; returns whether a route took it.
+    func route(_ message: DBusMessage) -> Bool {
+        if message.kind == .signal, message.interface == "org.freedesktop.DBus.Local",
+            message.member == "Disconnected"
+        {
+            finishEverything()
+            return true
+        }
+        var taken = false
+        for route in routes.values where route.rules.contains(where: { $0.matches(message) }) {
+            route.continuation.yield(message)
+            taken = true
+        }
+        return taken
+    }
+
+    private func finishEverything() {
+        let routes = self.routes
+        self.routes = [:]
+        for route in routes.values { route.continuation.finish() }
+        failPendingCalls(DBusError.disconnected("the connection was closed"))
+    }
+
+    // MARK: Main loop
+
+    private func start() {
+        let context = CallbackContext(connection: self)
+        callbackContext = context
+        installMainLoop(context: context)
+        drain()
+    }
+
+    /// Dispatches every message libdbus has queued. Never called from inside a libdbus callback.
+    func drain() {
+        guard !isClosed else { return }
+        while dbus_connection_dispatch(handle.pointer) == DBUS_DISPATCH_DATA_REMAINS {}
+    }
+
+    /// Schedules a drain from inside a libdbus callback, where dispatching again would re-enter libdbus.
+    nonisolated func scheduleDrain() {
+        executor.queue.async { [weak self] in
+            guard let self else { return }
+            self.assumeIsolated { $0.drain() }
+        }
+    }
+
+    nonisolated var queue: DispatchQueue { executor.queue }
+}
+
+/// One subscriber of incoming messages.
+struct Route {
+    let rules: [MatchRule]
+    let continuation: AsyncStream<DBusMessage>.Continuation
+}

@@ -1,0 +1,296 @@
+/// Exports objects on a connection: dispatches method calls, implements `Properties`, `Introspectable`
+/// and `ObjectManager`, and emits signals.
+///
+/// Method calls are handled one at a time in arrival order, together with peer departures, so that a
+/// client's calls and its disappearance are seen in the order the bus sent them. Every call is answered:
+/// unknown objects, interfaces, members and wrong signatures get the standard error names, and a handler's
+/// failure becomes an error reply, never a crash.
+public actor DBusObjectServer {
+    public nonisolated let connection: DBusConnection
+    private let incoming: AsyncStream<DBusMessage>
+    private var objects: [ObjectPath: [String: ExportedState]] = [:]
+    private var managers: Set<ObjectPath> = []
+    private var peerVanished: (@Sendable (String) async -> Void)?
+
+    /// An exported interface and its properties' current values.
+    private struct ExportedState {
+        var exported: DBusExportedInterface
+        var values: [String: DBusValue]
+    }
+
+    /// Starts receiving the connection's method calls (queued until `run()` handles them).
+    public init(connection: DBusConnection) async throws {
+        self.connection = connection
+        incoming = try await connection.messages(matching: [.methodCalls, .nameOwnerChanged])
+    }
+
+    /// Handles incoming calls until the task is cancelled or the connection closes.
+    public func run() async {
+        for await message in incoming {
+            if message.kind == .methodCall {
+                await handle(message)
+            } else if let name = PeerDeparture.uniqueName(from: message), let peerVanished {
+                await peerVanished(name)
+            }
+        }
+    }
+
+    /// Called, in order with method calls, with the unique name of each peer that leaves the bus.
+    public func onPeerVanished(_ handler: @escaping @Sendable (String) async -> Void) {
+        peerVanished = handler
+    }
+
+    // MARK: Objects
+
+    /// Makes `path` an `org.freedesktop.DBus.ObjectManager` for the objects below it.
+    public func addObjectManager(at path: ObjectPath) {
+        managers.insert(path)
+    }
+
+    /// Exports interfaces at `path` (added to those already there) and announces them to its object manager.
+    public func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath) throws {
+        for interface in interfaces {
+            try interface.validate()
+            guard objects[path]?[interface.description.name] == nil else {
+                throw DBusError.failed("\(interface.description.name) is already exported at \(path)")
+            }
+        }
+        for interface in interfaces {
+            objects[path, default: [:]][interface.description.name] = ExportedState(
+                exported: interface, values: interface.properties
+            )
+        }
+        if let manager = manager(of: path) {
+            try emitSignal(
+                path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesAdded",
+                [.objectPath(path), interfacesAndProperties(interfaces.map(\.description.name), at: path)]
+            )
+        }
+    }
+
+    /// Removes the object at `path` and announces it to its object manager.
+    public func unexport(_ path: ObjectPath) throws {
+        guard let removed = objects.removeValue(forKey: path) else { return }
+        if let manager = manager(of: path) {
+            try emitSignal(
+                path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesRemoved",
+                [.objectPath(path), .strings(StandardInterfaces.common.map(\.name) + removed.keys.sorted())]
+            )
+        }
+    }
+
+    public func isExported(_ path: ObjectPath) -> Bool { objects[path] != nil }
+
+    // MARK: Properties and signals
+
+    /// The current value of a property.
+    public func property(_ name: String, interface: String, at path: ObjectPath) -> DBusValue? {
+        objects[path]?[interface]?.values[name]
+    }
+
+    /// Stores new property values and emits one `PropertiesChanged` with those that really changed.
+    public func updateProperties(_ changes: [String: DBusValue], interface: String, at path: ObjectPath) throws {
+        guard var state = objects[path]?[interface] else {
+            throw DBusError.failed("\(interface) is not exported at \(path)")
+        }
+        var changed: [String: DBusValue] = [:]
+        for (name, value) in changes {
+            guard let property = state.exported.description.property(name), property.type == value.type else {
+                throw DBusError.failed("\(interface).\(name) is not a property of type \(value.type.signature)")
+            }
+            if state.values[name] != value {
+                state.values[name] = value
+                changed[name] = value
+            }
+        }
+        guard !changed.isEmpty else { return }
+        objects[path]?[interface] = state
+        try emitSignal(
+            path: path, interface: StandardInterfaces.properties.name, member: "PropertiesChanged",
+            [.string(interface), .vardict(changed), .strings([])]
+        )
+    }
+
+    /// Emits a signal that the object at `path` declares (or a standard one), checking its signature.
+    public func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue] = []) throws {
+        let description = objects[path]?[interface]?.exported.description
+            ?? (StandardInterfaces.common + [StandardInterfaces.objectManager]).first { $0.name == interface }
+        guard let signal = description?.signal(member) else {
+            throw DBusError.failed("\(interface).\(member) is not a signal of \(path)")
+        }
+        let message = DBusMessage.signal(path: path, interface: interface, member: member, body: body)
+        guard message.signature == signal.signature else {
+            throw DBusError.failed("\(interface).\(member) takes '\(signal.signature)', not '\(message.signature)'")
+        }
+        try connection.enqueue(message)
+    }
+
+    // MARK: Dispatch
+
+    private func handle(_ message: DBusMessage) async {
+        let call = DBusMethodCall(message: message)
+        let reply: DBusMessage
+        do {
+            reply = message.makeReturn(try await dispatch(call))
+        } catch let error as DBusError {
+            reply = message.makeError(error)
+        } catch {
+            reply = message.makeError(.failed(String(describing: error)))
+        }
+        guard !message.noReplyExpected else { return }
+        do {
+            try await connection.send(reply)
+        } catch {
+            // The reply itself was malformed (a handler returned a bad value): answer with that instead.
+            try? await connection.send(message.makeError(error))
+        }
+    }
+
+    private func dispatch(_ call: DBusMethodCall) async throws -> [DBusValue] {
+        let path = call.path
+        let interfaceName = call.message.interface
+        switch interfaceName {
+        case StandardInterfaces.introspectable.name?:
+            try check(call, against: StandardInterfaces.introspectable)
+            guard objects[path] != nil || managers.contains(path) || !children(of: path).isEmpty else {
+                throw DBusError.unknownObject("no object at \(path)")
+            }
+            return [.string(introspect(path))]
+        case StandardInterfaces.properties.name?:
+            try check(call, against: StandardInterfaces.properties)
+            return try await handleProperties(call)
+        case StandardInterfaces.objectManager.name? where managers.contains(path):
+            try check(call, against: StandardInterfaces.objectManager)
+            return [managedObjects(below: path)]
+        default:
+            break
+        }
+        guard let interfaces = objects[path] else {
+            if interfaceName == nil, call.member == "Introspect", call.arguments.isEmpty,
+                managers.contains(path) || !children(of: path).isEmpty
+            {
+                return [.string(introspect(path))]
+            }
+            throw DBusError.unknownObject("no object at \(path)")
+        }
+        let state: ExportedState
+        if let interfaceName {
+            guard let found = interfaces[interfaceName] else {
+                throw DBusError.unknownInterface("\(path) has no interface \(interfaceName)")
+            }
+            state = found
+        } else {
+            guard let found = interfaces.values.first(where: { $0.exported.description.method(call.member) != nil })
+            else {
+                throw DBusError.unknownMethod("\(path) has no method \(call.member)")
+            }
+            state = found
+        }
+        try check(call, against: state.exported.description)
+        guard let handler = state.exported.methods[call.member] else {
+            throw DBusError.unknownMethod("\(state.exported.description.name) has no method \(call.member)")
+        }
+        return try await handler(call)
+    }
+
+    /// Unknown member → `UnknownMethod`; wrong argument types → `InvalidArgs`.
+    private func check(_ call: DBusMethodCall, against interface: DBusInterfaceDescription) throws {
+        guard let method = interface.method(call.member) else {
+            throw DBusError.unknownMethod("\(interface.name) has no method \(call.member)")
+        }
+        let signature = call.message.signature
+        guard signature == method.inputSignature else {
+            throw DBusError.invalidArgs(
+                "\(interface.name).\(method.name) takes '\(method.inputSignature)', not '\(signature)'"
+            )
+        }
+    }
+
+    private func handleProperties(_ call: DBusMethodCall) async throws -> [DBusValue] {
+        let arguments = call.arguments
+        guard let interfaceName = arguments.first?.stringValue else { return [] }
+        guard let state = objects[call.path]?[interfaceName] else {
+            guard objects[call.path] != nil else { throw DBusError.unknownObject("no object at \(call.path)") }
+            throw DBusError.unknownInterface("\(call.path) has no interface \(interfaceName)")
+        }
+        switch call.member {
+        case "GetAll":
+            return [.vardict(state.values)]
+        case "Get":
+            let name = arguments[1].stringValue ?? ""
+            guard let value = state.values[name] else {
+                throw DBusError.unknownProperty("\(interfaceName) has no property \(name)")
+            }
+            return [.variant(value)]
+        default:  // "Set": check() admitted only the three declared methods.
+            let name = arguments[1].stringValue ?? ""
+            guard let property = state.exported.description.property(name) else {
+                throw DBusError.unknownProperty("\(interfaceName) has no property \(name)")
+            }
+            guard property.access == .readwrite else {
+                throw DBusError.propertyReadOnly("\(interfaceName).\(name) is read-only")
+            }
+            let value = arguments[2].unwrappedOnce
+            guard value.type == property.type else {
+                throw DBusError.invalidArgs(
+                    "\(interfaceName).\(name) is of type '\(property.type.signature)', not '\(value.type.signature)'"
+                )
+            }
+            try await state.exported.setProperty?(name, value, call)
+            try updateProperties([name: value], interface: interfaceName, at: call.path)
+            return []
+        }
+    }
+
+    // MARK: Introspection and object manager
+
+    private func introspect(_ path: ObjectPath) -> String {
+        var interfaces: [DBusInterfaceDescription] = []
+        if let exported = objects[path] {
+            interfaces = StandardInterfaces.common + exported.keys.sorted().compactMap { exported[$0]?.exported.description }
+        } else if managers.contains(path) {
+            interfaces = StandardInterfaces.common
+        }
+        if managers.contains(path) { interfaces.append(StandardInterfaces.objectManager) }
+        return IntrospectionXML.node(interfaces: interfaces, children: children(of: path))
+    }
+
+    /// Names of the direct children of `path` that lead to exported objects.
+    private func children(of path: ObjectPath) -> [String] {
+        let prefix = path.rawValue == "/" ? "/" : path.rawValue + "/"
+        var names: Set<String> = []
+        for candidate in Set(objects.keys).union(managers) where candidate.rawValue.hasPrefix(prefix) {
+            if let first = candidate.rawValue.dropFirst(prefix.count).split(separator: "/").first {
+                names.insert(String(first))
+            }
+        }
+        return names.sorted()
+    }
+
+    /// The nearest object manager strictly above `path`.
+    private func manager(of path: ObjectPath) -> ObjectPath? {
+        managers.filter { $0 != path && path.isDescendant(of: $0) }.max { $0.rawValue.count < $1.rawValue.count }
+    }
+
+    private func interfacesAndProperties(_ names: [String], at path: ObjectPath) -> DBusValue {
+        var entries = StandardInterfaces.common.map {
+            DBusDictEntry(.string($0.name), .vardict([:]))
+        }
+        for name in names.sorted() {
+            entries.append(DBusDictEntry(.string(name), .vardict(objects[path]?[name]?.values ?? [:])))
+        }
+        return .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), entries)
+    }
+
+    private func managedObjects(below manager: ObjectPath) -> DBusValue {
+        let entries = objects.keys.filter { self.manager(of: $0) == manager }.sorted().map { path in
+            DBusDictEntry(.objectPath(path), interfacesAndProperties(Array(objects[path]?.keys ?? [:].keys), at: path))
+        }
+        return .dictionary(key: .objectPath, value: StandardInterfaces.interfacesAndProperties, entries)
+    }
+}
+
+extension DBusValue {
+    /// A `Set` value arrives as a variant; its content is the property value (which may itself be a variant).
+    var unwrappedOnce: DBusValue { if case .variant(let inner) = self { inner } else { self } }
+}

@@ -1,0 +1,1 @@
+// Binds HaulCore to the bus.

@@ -1,0 +1,72 @@
+public import Foundation
+
+/// A private `dbus-daemon` for one test: its own socket, its own policy, gone when the test ends.
+public final class PrivateBus: Sendable {
+    /// The address to connect to (`unix:path=…`).
+    public let address: String
+    /// The folder holding the bus's socket and configuration, removed on `stop()`.
+    public let directory: URL
+    private let process: Process
+
+    /// Starts the bus; `serviceDirectory` enables D-Bus activation of the `.service` files found there.
+    public init(serviceDirectory: URL? = nil) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-bus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("bus").path
+        let serviceDir = serviceDirectory.map { "<servicedir>\($0.path)</servicedir>" } ?? ""
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(socket)</listen>
+              \(serviceDir)
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        let configURL = directory.appendingPathComponent("bus.conf")
+        try config.write(to: configURL, atomically: true, encoding: .utf8)
+
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        process.arguments = ["--config-file=\(configURL.path)", "--nofork", "--print-address=1"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try Command.runWithDefaultSignalMask(process)
+        // The daemon prints its address once it listens.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw TestSupportError("dbus-daemon exited before printing its address") }
+            line.append(chunk)
+        }
+        address = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The environment a child process needs to use this bus (and no other).
+    public var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        return environment
+    }
+
+    public func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+}
+
+public struct TestSupportError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

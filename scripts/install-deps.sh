@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the system packages Haul needs to build, run and test, when they are missing.
+# Usage: scripts/install-deps.sh [run|test]
+set -euo pipefail
+
+mode=${1:-run}
+# command-or-file  debian-package
+required=(
+  "pkg-config:pkg-config"
+  "dbus-daemon:dbus-daemon"
+  "dbus-send:dbus-bin"
+  "dbus-run-session:dbus-daemon"
+)
+if [ "$mode" = test ]; then
+  required+=(
+    "dbus-monitor:dbus-bin"
+    "gdbus:libglib2.0-bin"
+    "busctl:systemd"
+    "systemd-analyze:systemd"
+  )
+fi
+
+missing=()
+for entry in "${required[@]}"; do
+  command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry##*:}")
+done
+# The libdbus headers are found through pkg-config, not on PATH.
+if ! pkg-config --exists dbus-1 2>/dev/null; then missing+=(libdbus-1-dev); fi
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+
+if [ "$(id -u)" -eq 0 ]; then sudo=""
+elif command -v sudo >/dev/null 2>&1; then sudo="sudo"
+else
+  echo "haul: missing system packages: ${missing[*]}" >&2
+  echo "haul: install them as root: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "haul: missing system packages (Debian names): ${missing[*]}; install them with your package manager" >&2
+  exit 1
+fi
+echo "haul: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
