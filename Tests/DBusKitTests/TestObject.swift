@@ -74,3 +74,71 @@ struct BusFixture {
 extension DBusValue {
     var unwrappedOnceForTest: DBusValue { if case .variant(let inner) = self { inner } else { self } }
 }
+
+// MARK: Bounded waiting
+
+/// Thrown by `withTimeout` when the operation did not finish in time.
+struct TimeoutError: Error, CustomStringConvertible {
+    let seconds: Double
+    var description: String { "did not finish within \(seconds) s" }
+}
+
+/// Runs `operation`, failing with `TimeoutError` after `seconds`, so that a bug fails a test instead of hanging it.
+///
+/// The operation runs in its own task and is cancelled on timeout but not awaited: one stuck in code that ignores
+/// cancellation (a continuation never resumed) is abandoned rather than blocking the test forever.
+func withTimeout<T: Sendable>(
+    seconds: Double, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let (results, continuation) = AsyncThrowingStream.makeStream(of: T.self)
+    let work = Task {
+        do {
+            continuation.yield(try await operation())
+            continuation.finish()
+        } catch {
+            continuation.finish(throwing: error)
+        }
+    }
+    let timer = Task {
+        try? await Task.sleep(for: .seconds(seconds))
+        // Ignored when the operation has already finished the stream.
+        continuation.finish(throwing: TimeoutError(seconds: seconds))
+    }
+    defer {
+        work.cancel()
+        timer.cancel()
+    }
+    for try await result in results { return result }
+    throw CancellationError()
+}
+
+/// Polls `condition` every 10 ms until it holds or `seconds` pass; returns whether it held.
+func waitUntil(within seconds: Double, _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return try await condition()
+}
+
+/// Collects values produced by other tasks (stream consumers, callbacks) for a test to inspect.
+actor Recorder<Element: Sendable> {
+    private(set) var values: [Element] = []
+
+    func append(_ value: Element) { values.append(value) }
+}
+
+extension AsyncStream where Element == DBusMessage {
+    /// The next `count` messages, failing with `TimeoutError` if they do not all arrive within `seconds`.
+    func next(_ count: Int, within seconds: Double) async throws -> [DBusMessage] {
+        try await withTimeout(seconds: seconds) {
+            var received: [DBusMessage] = []
+            for await message in self {
+                received.append(message)
+                if received.count == count { break }
+            }
+            return received
+        }
+    }
+}

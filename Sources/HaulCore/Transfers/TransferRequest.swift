@@ -1,0 +1,98 @@
+public import Foundation
+
+/// Why a transfer request was refused before anything started.
+public enum TransferRequestError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidArgument(String)
+    case unsupportedScheme(String)
+
+    public var description: String {
+        switch self {
+        case .invalidArgument(let message): message
+        case .unsupportedScheme(let scheme): "unsupported URL scheme '\(scheme)': only http and https are supported"
+        }
+    }
+}
+
+/// A validated transfer URL: http or https, with a host.
+public struct TransferURL: Equatable, Sendable, CustomStringConvertible {
+    public let url: URL
+
+    public init(_ string: String) throws(TransferRequestError) {
+        let trimmed = string.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw .invalidArgument("the URL is empty") }
+        guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
+            throw .invalidArgument("'\(string)' is not a valid absolute URL")
+        }
+        guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
+        guard let host = components.host, !host.isEmpty, let url = components.url else {
+            throw .invalidArgument("'\(string)' has no host")
+        }
+        self.url = url
+    }
+
+    /// The URL as shown to clients: any password removed (SPEC §4).
+    public var description: String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.password != nil
+        else { return url.absoluteString }
+        components.password = nil
+        return components.url?.absoluteString ?? url.absoluteString
+    }
+}
+
+/// A validated local path for a download's destination or an upload's source.
+public struct LocalPath: Equatable, Sendable, CustomStringConvertible {
+    public let path: String
+
+    public init(_ path: String) throws(TransferRequestError) {
+        guard path.hasPrefix("/") else { throw .invalidArgument("'\(path)' is not an absolute path") }
+        guard !path.hasSuffix("/") else { throw .invalidArgument("'\(path)' names a directory, not a file") }
+        guard !path.utf8.contains(0) else { throw .invalidArgument("the path contains a NUL byte") }
+        self.path = (path as NSString).standardizingPath
+    }
+
+    public var description: String { path }
+}
+
+/// Options of `DownloadWithOptions` (SPEC §4).
+public struct DownloadOptions: Equatable, Sendable {
+    public var headers: [String: String] = [:]
+    /// Lower-case hex SHA-256 the finished file must have.
+    public var sha256: String?
+    public var overwrite = false
+    public var startSuspended = false
+    public var maxRetries: UInt32 = 5
+
+    public init() {}
+
+    public static func validatedSHA256(_ hex: String) throws(TransferRequestError) -> String {
+        let lower = hex.lowercased()
+        guard lower.utf8.count == 64, lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { throw .invalidArgument("sha256 must be 64 hexadecimal digits") }
+        return lower
+    }
+
+    /// Header names are HTTP tokens; values may not break lines (no header injection).
+    public static func validatedHeaders(_ headers: [String: String]) throws(TransferRequestError) -> [String: String] {
+        let tokenExtras = Set("!#$%&'*+-.^_`|~".utf8)
+        for (name, value) in headers {
+            let nameOK = !name.isEmpty && name.utf8.allSatisfy {
+                (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || tokenExtras.contains($0)
+            }
+            guard nameOK else { throw .invalidArgument("'\(name)' is not a valid HTTP header name") }
+            guard !value.utf8.contains(where: { $0 == 10 || $0 == 13 || $0 == 0 }) else {
+                throw .invalidArgument("the value of header '\(name)' contains a line break")
+            }
+        }
+        return headers
+    }
+}
+
+/// Options of `UploadWithOptions` (SPEC §4).
+public struct UploadOptions: Equatable, Sendable {
+    public enum Method: String, Sendable { case put = "PUT", post = "POST" }
+
+    public var method: Method = .put
+    public var headers: [String: String] = [:]
+
+    public init() {}
+}

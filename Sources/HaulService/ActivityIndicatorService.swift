@@ -1,0 +1,203 @@
+public import DBusKit
+public import HaulCore
+public import Logging
+
+/// Runs the delayed activity manager of SPEC §1 on the bus: owns the pure state machine, the per-client
+/// holds and the persisted settings, executes the machine's actions (timers, publications) and exports
+/// `org.haul.Haul1.ActivityIndicator`.
+///
+/// Publications go through an ordered outbox drained by `run()`, so signals leave in exactly the order the
+/// machine produced them, even though sending to the bus suspends.
+public actor ActivityIndicatorService {
+    private typealias Machine = ActivityIndicatorStateMachine<ContinuousClock.Instant>
+
+    private let clock = ContinuousClock()
+    private var machine: Machine
+    private var settings: IndicatorSettings
+    private let store: IndicatorSettingsStore
+    private var holds = ActivityHolds()
+    private var runningTasks: UInt32 = 0
+    private var timers: [ActivityIndicatorTimer: Task<Void, Never>] = [:]
+    private let objects: DBusObjectServer
+    private let logger: Logger
+    private let outbox: AsyncStream<Publication>
+    private let outboxInput: AsyncStream<Publication>.Continuation
+
+    /// One batch of property changes, and the visibility signal when visibility really changed.
+    private struct Publication {
+        var properties: [String: DBusValue]
+        var visibility: Bool?
+    }
+
+    public init(objects: DBusObjectServer, store: IndicatorSettingsStore, logger: Logger) {
+        let loaded = store.load()
+        if let problem = loaded.problem {
+            logger.warning("ignoring the saved indicator settings: \(problem)")
+        }
+        settings = loaded.settings
+        machine = Machine(
+            activationDelay: settings.activationDuration, completionDelay: settings.completionDuration,
+            isEnabled: settings.enabled
+        )
+        self.store = store
+        self.objects = objects
+        self.logger = logger
+        (outbox, outboxInput) = AsyncStream.makeStream(of: Publication.self)
+    }
+
+    /// The interface to export at `/org/haul/Haul1/Manager`, with the current values.
+    public func exportedInterface() -> DBusExportedInterface {
+        DBusExportedInterface(
+            HaulInterfaces.activityIndicator,
+            methods: [
+                "IncrementActivityCount": { [self] call in
+                    await self.increment(owner: call.sender)
+                    return []
+                },
+                "DecrementActivityCount": { [self] call in
+                    await self.decrement(owner: call.sender)
+                    return []
+                },
+            ],
+            properties: [
+                "Visible": .boolean(machine.isVisible),
+                "State": .string(machine.state.rawValue),
+                "ActivityCount": .uint32(machine.activityCount),
+                "Enabled": .boolean(settings.enabled),
+                "ActivationDelay": .double(settings.activationDelay),
+                "CompletionDelay": .double(settings.completionDelay),
+            ],
+            setProperty: { [self] name, value, _ in try await self.set(name, value) }
+        )
+    }
+
+    /// Publishes until cancelled.
+    public func run() async {
+        for await publication in outbox {
+            do {
+                try await objects.updateProperties(
+                    publication.properties, interface: HaulBus.indicatorInterface, at: HaulBus.managerPath
+                )
+                if let visible = publication.visibility {
+                    try await objects.emitSignal(
+                        path: HaulBus.managerPath, interface: HaulBus.indicatorInterface, member: "VisibilityChanged",
+                        [.boolean(visible)]
+                    )
+                }
+            } catch {
+                logger.error("could not publish the indicator state: \(error)")
+            }
+        }
+        timers.values.forEach { $0.cancel() }
+    }
+
+    // MARK: Activity
+
+    /// Manual activity, owned by the caller's connection.
+    public func increment(owner: String) {
+        holds.increment(owner)
+        recount()
+    }
+
+    /// Clamps at zero for this caller; never touches another caller's holds.
+    public func decrement(owner: String) {
+        if holds.decrement(owner) { recount() }
+    }
+
+    /// A caller left the bus: whatever it still held is released.
+    public func releaseHolds(of owner: String) {
+        let released = holds.release(owner)
+        if released > 0 {
+            logger.debug("released \(released) activity hold(s) of \(owner), which left the bus")
+            recount()
+        }
+    }
+
+    /// The transfer engine reports how many tasks are running.
+    public func setRunningTaskCount(_ count: UInt32) {
+        runningTasks = count
+        recount()
+    }
+
+    private var activityCount: UInt32 {
+        UInt32(clamping: UInt64(runningTasks) + UInt64(holds.total))
+    }
+
+    /// The count is derived from the truth (running tasks + live holds), never counted up and down.
+    private func recount() {
+        let count = activityCount
+        perform(machine.activityCountChanged(to: count, now: clock.now), also: ["ActivityCount": .uint32(count)])
+    }
+
+    // MARK: Settings
+
+    private func set(_ name: String, _ value: DBusValue) throws {
+        var updated = settings
+        switch (name, value) {
+        case ("Enabled", .boolean(let enabled)):
+            updated.enabled = enabled
+        case ("ActivationDelay", .double(let seconds)):
+            updated.activationDelay = try validated(seconds, name)
+        case ("CompletionDelay", .double(let seconds)):
+            updated.completionDelay = try validated(seconds, name)
+        default:
+            throw DBusError.invalidArgs("\(name) cannot be set to \(value)")
+        }
+        let now = clock.now
+        if updated.enabled != settings.enabled {
+            perform(machine.enabledChanged(updated.enabled, now: now))
+        }
+        if updated.activationDelay != settings.activationDelay || updated.completionDelay != settings.completionDelay {
+            perform(
+                machine.delaysChanged(
+                    activation: updated.activationDuration, completion: updated.completionDuration, now: now
+                )
+            )
+        }
+        settings = updated
+        do {
+            try store.save(updated)
+        } catch {
+            logger.warning("the indicator settings apply now but could not be saved: \(error)")
+        }
+    }
+
+    private func validated(_ seconds: Double, _ name: String) throws(DBusError) -> Double {
+        do {
+            _ = try IndicatorSettings.validatedDelay(seconds, name: name)
+            return seconds
+        } catch {
+            throw DBusError.invalidArgs(error.description)
+        }
+    }
+
+    // MARK: Actions
+
+    private func perform(_ actions: [Machine.Action], also extra: [String: DBusValue] = [:]) {
+        var publication = Publication(properties: extra)
+        for action in actions {
+            switch action {
+            case .armTimer(let kind, let deadline, let generation):
+                timers[kind]?.cancel()
+                timers[kind] = Task { [weak self, clock] in
+                    // A cancelled sleep still reports; the machine ignores a stale generation anyway.
+                    try? await Task.sleep(until: deadline, clock: clock)
+                    guard !Task.isCancelled else { return }
+                    await self?.timerFired(kind, generation: generation)
+                }
+            case .cancelTimer(let kind):
+                timers.removeValue(forKey: kind)?.cancel()
+            case .publishState(let state):
+                publication.properties["State"] = .string(state.rawValue)
+            case .setVisible(let visible):
+                publication.properties["Visible"] = .boolean(visible)
+                publication.visibility = visible
+            }
+        }
+        if !publication.properties.isEmpty { outboxInput.yield(publication) }
+    }
+
+    private func timerFired(_ kind: ActivityIndicatorTimer, generation: UInt64) {
+        perform(machine.timerFired(kind, generation: generation, now: clock.now))
+    }
+}

@@ -1,0 +1,93 @@
+import DBusKit
+public import Foundation
+import HaulCore
+public import Logging
+public import ServiceLifecycle
+
+/// `hauld` as a service: connects to the bus, exports the Haul objects, then takes `org.haul.Haul1` — last,
+/// so the first caller already finds everything in place — and serves until a graceful shutdown.
+public struct HaulDaemon: Service {
+    public struct Configuration: Sendable {
+        /// A D-Bus address; nil for the session bus.
+        public var busAddress: String?
+        /// Where settings and tasks are kept (`$XDG_STATE_HOME/haul`).
+        public var stateDirectory: URL
+
+        public init(busAddress: String? = nil, stateDirectory: URL) {
+            self.busAddress = busAddress
+            self.stateDirectory = stateDirectory
+        }
+
+        /// `$XDG_STATE_HOME/haul`, else `~/.local/state/haul`.
+        public static func defaultStateDirectory(environment: [String: String]) -> URL {
+            if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+                return URL(fileURLWithPath: state).appendingPathComponent("haul")
+            }
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            return URL(fileURLWithPath: home).appendingPathComponent(".local/state/haul")
+        }
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case nameTaken(String)
+        case busDisconnected
+
+        public var description: String {
+            switch self {
+            case .nameTaken(let name):
+                "another hauld already owns \(name) on this bus; only one can run per session"
+            case .busDisconnected:
+                "the session bus went away"
+            }
+        }
+    }
+
+    private let configuration: Configuration
+    private let logger: Logger
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let connection: DBusConnection
+        if let address = configuration.busAddress {
+            connection = try await DBusConnection.connect(address: address)
+        } else {
+            connection = try await DBusConnection.sessionBus()
+        }
+        let objects = try await DBusObjectServer(connection: connection)
+        let store = IndicatorSettingsStore(
+            url: configuration.stateDirectory.appendingPathComponent("indicator.json")
+        )
+        let indicator = ActivityIndicatorService(objects: objects, store: store, logger: logger)
+
+        await objects.addObjectManager(at: HaulBus.rootPath)
+        try await objects.export(
+            [ManagerService.exportedInterface(), await indicator.exportedInterface()], at: HaulBus.managerPath
+        )
+        await objects.onPeerVanished { name in await indicator.releaseHolds(of: name) }
+
+        switch try await connection.requestName(HaulBus.name) {
+        case .primaryOwner, .alreadyOwner:
+            break
+        case .exists, .inQueue:
+            await connection.close()
+            throw Failure.nameTaken(HaulBus.name)
+        }
+        logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
+
+        await withDiscardingTaskGroup { group in
+            group.addTask { await indicator.run() }
+            // Ends on a graceful shutdown (SIGTERM, SIGINT) or when the bus connection is lost.
+            await cancelWhenGracefulShutdown { await objects.run() }
+            group.cancelAll()
+        }
+        let connected = await connection.isConnected
+        let lostBus = !Task.isShuttingDownGracefully && !connected
+        await connection.close()
+        if lostBus { throw Failure.busDisconnected }
+        logger.info("hauld stopped")
+    }
+}

@@ -1,1 +1,0 @@
-// Binds HaulCore to the bus.

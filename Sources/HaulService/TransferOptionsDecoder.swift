@@ -1,0 +1,58 @@
+import DBusKit
+import HaulCore
+
+/// Reads the `a{sv}` options of SPEC §4; an unknown key or a value of the wrong type is an InvalidArgument.
+enum TransferOptionsDecoder {
+    static func download(_ options: [String: DBusValue]) throws(DBusError) -> DownloadOptions {
+        var result = DownloadOptions()
+        for (key, value) in options {
+            switch (key, value) {
+            case ("headers", _):
+                result.headers = try headers(value)
+            case ("sha256", .string(let hex)):
+                result.sha256 = try request { () throws(TransferRequestError) in try DownloadOptions.validatedSHA256(hex) }
+            case ("overwrite", .boolean(let overwrite)):
+                result.overwrite = overwrite
+            case ("start-suspended", .boolean(let suspended)):
+                result.startSuspended = suspended
+            case ("max-retries", .uint32(let retries)):
+                result.maxRetries = retries
+            default:
+                throw invalid(key, value, known: ["headers a{ss}", "sha256 s", "overwrite b", "start-suspended b", "max-retries u"])
+            }
+        }
+        return result
+    }
+
+    static func upload(_ options: [String: DBusValue]) throws(DBusError) -> UploadOptions {
+        var result = UploadOptions()
+        for (key, value) in options {
+            switch (key, value) {
+            case ("method", .string(let method)):
+                guard let parsed = UploadOptions.Method(rawValue: method.uppercased()) else {
+                    throw HaulErrorName.invalidArgument.error("method must be PUT or POST, not '\(method)'")
+                }
+                result.method = parsed
+            case ("headers", _):
+                result.headers = try headers(value)
+            default:
+                throw invalid(key, value, known: ["method s", "headers a{ss}"])
+            }
+        }
+        return result
+    }
+
+    private static func headers(_ value: DBusValue) throws(DBusError) -> [String: String] {
+        guard case .dictionary(.string, .string, _) = value, let dictionary = value.stringDictionary else {
+            throw HaulErrorName.invalidArgument.error("headers must be an a{ss} without duplicate names")
+        }
+        let headers = dictionary.compactMapValues(\.stringValue)
+        return try request { () throws(TransferRequestError) in try DownloadOptions.validatedHeaders(headers) }
+    }
+
+    private static func invalid(_ key: String, _ value: DBusValue, known: [String]) -> DBusError {
+        HaulErrorName.invalidArgument.error(
+            "unknown option '\(key)' of type '\(value.type.signature)'; known options: \(known.joined(separator: ", "))"
+        )
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import HaulService
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+@main
+struct Hauld: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hauld",
+        abstract: "The Haul daemon: background HTTP(S) transfers and the network-activity indicator on D-Bus.",
+        discussion: "Serves org.haul.Haul1 on the session bus until SIGTERM or SIGINT."
+    )
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical (default: $HAULD_LOG_LEVEL or info).")
+    var logLevel: String?
+
+    @Option(help: "Connect to this D-Bus address instead of the session bus.")
+    var address: String?
+
+    @Option(help: "Keep settings and tasks here (default: $XDG_STATE_HOME/haul).")
+    var stateDirectory: String?
+
+    func validate() throws {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("unknown log level '\(logLevel)'")
+        }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let level = (logLevel ?? environment["HAULD_LOG_LEVEL"]).flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let journal = environment["JOURNAL_STREAM"] != nil
+        LoggingSystem.bootstrap { label in
+            var handler = StderrLogHandler(label: label, journal: journal)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "hauld")
+
+        let daemon = HaulDaemon(
+            configuration: .init(
+                busAddress: address,
+                stateDirectory: stateDirectory.map { URL(fileURLWithPath: $0) }
+                    ?? HaulDaemon.Configuration.defaultStateDirectory(environment: environment)
+            ),
+            logger: logger
+        )
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("\(Self.rootCause(error))")
+            throw ExitCode.failure
+        }
+    }
+
+    /// ServiceGroup wraps a service's error; the person reading the log wants the service's own words.
+    private static func rootCause(_ error: any Error) -> String {
+        if let serviceError = error as? ServiceGroupError, let underlying = (Mirror(reflecting: serviceError).descendant("backing") ?? nil) {
+            return "\(underlying)"
+        }
+        return "\(error)"
+    }
+}

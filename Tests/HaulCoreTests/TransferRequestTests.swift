@@ -1,0 +1,42 @@
+import Foundation
+import HaulCore
+import Testing
+
+@Suite struct TransferRequestTests {
+    @Test(arguments: ["http://example.test/a", "https://example.test:8443/x?y=1", "HTTP://EXAMPLE.test/"])
+    func acceptsHTTPAndHTTPS(_ url: String) throws {
+        #expect(try TransferURL(url).url.host != nil)
+    }
+
+    @Test(arguments: [("ftp://example.test/a", "ftp"), ("file:///etc/passwd", "file"), ("gopher://x/", "gopher")])
+    func refusesOtherSchemes(_ url: String, _ scheme: String) {
+        #expect(throws: TransferRequestError.unsupportedScheme(scheme)) { try TransferURL(url) }
+    }
+
+    @Test(arguments: ["", "   ", "no-scheme", "http://", "http:///path", "://x"])
+    func refusesMalformedURLs(_ url: String) {
+        #expect(throws: TransferRequestError.self) { try TransferURL(url) }
+        #expect((try? TransferURL(url)) == nil)
+    }
+
+    @Test func descriptionHidesThePassword() throws {
+        #expect(try TransferURL("https://alice:s3cret@example.test/f").description == "https://alice@example.test/f")
+        #expect(try TransferURL("https://example.test/f").description == "https://example.test/f")
+    }
+
+    @Test func pathsMustBeAbsoluteFiles() throws {
+        #expect(try LocalPath("/tmp/a/../b").path == "/tmp/b")
+        #expect(throws: TransferRequestError.self) { try LocalPath("relative/file") }
+        #expect(throws: TransferRequestError.self) { try LocalPath("/tmp/dir/") }
+    }
+
+    @Test func checksumsAndHeadersAreValidated() throws {
+        let hex = String(repeating: "aB", count: 32)
+        #expect(try DownloadOptions.validatedSHA256(hex) == hex.lowercased())
+        #expect(throws: TransferRequestError.self) { try DownloadOptions.validatedSHA256("abc") }
+        #expect(throws: TransferRequestError.self) { try DownloadOptions.validatedSHA256(String(repeating: "g", count: 64)) }
+        #expect(try DownloadOptions.validatedHeaders(["X-Token": "v"]) == ["X-Token": "v"])
+        #expect(throws: TransferRequestError.self) { try DownloadOptions.validatedHeaders(["Bad Name": "v"]) }
+        #expect(throws: TransferRequestError.self) { try DownloadOptions.validatedHeaders(["X": "a\r\nInjected: 1"]) }
+    }
+}
