@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(
             name: "haul",
             dependencies: [
-                "DBusKit", "HaulCore",
+                "DBusKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

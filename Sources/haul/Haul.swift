@@ -1,0 +1,14 @@
+import ArgumentParser
+
+@main
+struct Haul: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "haul",
+        abstract: "Control hauld, the Haul transfer and network-activity daemon, over D-Bus.",
+        discussion: """
+            Exit status: 0 success; 1 the daemon refused or an operation failed; 64 usage error; \
+            69 hauld or the session bus cannot be reached. `haul busy` exits with its command's status.
+            """,
+        subcommands: [StatusCommand.self, IndicatorCommand.self, BusyCommand.self, MonitorCommand.self]
+    )
+}

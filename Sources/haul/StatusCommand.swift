@@ -1,0 +1,18 @@
+import ArgumentParser
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show the network-activity indicator: visibility, state, count, settings."
+    )
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try await HaulClient.connect()
+            let status = try await client.indicatorStatus()
+            emit(json ? jsonLine(status.json) : status.human)
+        }
+    }
+}
