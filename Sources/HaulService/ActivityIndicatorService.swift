@@ -7,7 +7,8 @@ public import Logging
 /// `org.haul.Haul1.ActivityIndicator`.
 ///
 /// Publications go through an ordered outbox drained by `run()`, so signals leave in exactly the order the
-/// machine produced them, even though sending to the bus suspends.
+/// machine produced them, even though sending to the bus suspends. A method call or property write answers
+/// only once its own changes are applied, so the caller reads what it caused.
 public actor ActivityIndicatorService {
     private typealias Machine = ActivityIndicatorStateMachine<ContinuousClock.Instant>
 
@@ -23,10 +24,11 @@ public actor ActivityIndicatorService {
     private let outbox: AsyncStream<Publication>
     private let outboxInput: AsyncStream<Publication>.Continuation
 
-    /// One batch of property changes, and the visibility signal when visibility really changed.
-    private struct Publication {
-        var properties: [String: DBusValue]
-        var visibility: Bool?
+    private enum Publication {
+        /// One batch of property changes, and the visibility signal when visibility really changed.
+        case change(properties: [String: DBusValue], visibility: Bool?)
+        /// Resumed once everything queued before it is published.
+        case barrier(CheckedContinuation<Void, Never>)
     }
 
     public init(objects: DBusObjectServer, store: IndicatorSettingsStore, logger: Logger) {
@@ -52,10 +54,12 @@ public actor ActivityIndicatorService {
             methods: [
                 "IncrementActivityCount": { [self] call in
                     await self.increment(owner: call.sender)
+                    await self.published()
                     return []
                 },
                 "DecrementActivityCount": { [self] call in
                     await self.decrement(owner: call.sender)
+                    await self.published()
                     return []
                 },
             ],
@@ -67,18 +71,25 @@ public actor ActivityIndicatorService {
                 "ActivationDelay": .double(settings.activationDelay),
                 "CompletionDelay": .double(settings.completionDelay),
             ],
-            setProperty: { [self] name, value, _ in try await self.set(name, value) }
+            setProperty: { [self] name, value, _ in
+                try await self.set(name, value)
+                await self.published()
+            }
         )
     }
 
     /// Publishes until cancelled.
     public func run() async {
         for await publication in outbox {
+            guard case .change(let properties, let visibility) = publication else {
+                if case .barrier(let continuation) = publication { continuation.resume() }
+                continue
+            }
             do {
                 try await objects.updateProperties(
-                    publication.properties, interface: HaulBus.indicatorInterface, at: HaulBus.managerPath
+                    properties, interface: HaulBus.indicatorInterface, at: HaulBus.managerPath
                 )
-                if let visible = publication.visibility {
+                if let visible = visibility {
                     try await objects.emitSignal(
                         path: HaulBus.managerPath, interface: HaulBus.indicatorInterface, member: "VisibilityChanged",
                         [.boolean(visible)]
@@ -89,6 +100,11 @@ public actor ActivityIndicatorService {
             }
         }
         timers.values.forEach { $0.cancel() }
+    }
+
+    /// Returns once every change queued so far is on the bus.
+    private func published() async {
+        await withCheckedContinuation { outboxInput.yield(.barrier($0)) }
     }
 
     // MARK: Activity
@@ -174,7 +190,8 @@ public actor ActivityIndicatorService {
     // MARK: Actions
 
     private func perform(_ actions: [Machine.Action], also extra: [String: DBusValue] = [:]) {
-        var publication = Publication(properties: extra)
+        var properties = extra
+        var visibility: Bool?
         for action in actions {
             switch action {
             case .armTimer(let kind, let deadline, let generation):
@@ -188,13 +205,13 @@ public actor ActivityIndicatorService {
             case .cancelTimer(let kind):
                 timers.removeValue(forKey: kind)?.cancel()
             case .publishState(let state):
-                publication.properties["State"] = .string(state.rawValue)
+                properties["State"] = .string(state.rawValue)
             case .setVisible(let visible):
-                publication.properties["Visible"] = .boolean(visible)
-                publication.visibility = visible
+                properties["Visible"] = .boolean(visible)
+                visibility = visible
             }
         }
-        if !publication.properties.isEmpty { outboxInput.yield(publication) }
+        if !properties.isEmpty { outboxInput.yield(.change(properties: properties, visibility: visibility)) }
     }
 
     private func timerFired(_ kind: ActivityIndicatorTimer, generation: UInt64) {

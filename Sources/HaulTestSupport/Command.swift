@@ -1,91 +1,149 @@
 public import Foundation
+import Synchronization
 
-/// Runs external programs (`dbus-send`, `gdbus`, `busctl`, the built executables) from async tests without
-/// blocking the Swift concurrency pool: waiting and reading happen on Dispatch threads.
+/// What a finished program printed and how it ended.
 public struct CommandResult: Sendable {
+    /// The exit status, or 128 + N when signal N ended it.
     public let status: Int32
     public let stdout: String
     public let stderr: String
 }
 
+/// Runs external programs (`dbus-send`, `gdbus`, `busctl`, the built executables) from async tests.
+///
+/// Spawned with `posix_spawn` rather than Foundation's `Process`, which lets children inherit its pipes
+/// (an orphaned grandchild then holds other commands' output open) and the signal mask
+/// of Dispatch's worker threads (the child would ignore SIGTERM). Waiting and reading happen on Dispatch
+/// threads, never blocking the Swift concurrency pool.
 public enum Command {
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
     ) async throws -> CommandResult {
-        let process = try start(executable, arguments, environment: environment, input: input)
-        return await finish(process)
+        await finish(try start(executable, arguments, environment: environment, input: input))
     }
 
-    /// A started process with its output pipes.
+    /// A started process and the read ends of its output pipes.
     public final class Running: Sendable {
-        public let process: Process
-        let stdout: Pipe
-        let stderr: Pipe
+        public let pid: pid_t
+        let stdout: FileHandle
+        let stderr: FileHandle
+        private let exitStatus = Mutex<Int32?>(nil)
 
-        init(process: Process, stdout: Pipe, stderr: Pipe) {
-            self.process = process
+        init(pid: pid_t, stdout: FileHandle, stderr: FileHandle) {
+            self.pid = pid
             self.stdout = stdout
             self.stderr = stderr
         }
 
-        public var pid: Int32 { process.processIdentifier }
+        /// False once the process has exited (and been reaped).
+        public var isRunning: Bool {
+            exitStatus.withLock { status in
+                if status != nil { return false }
+                var raw: Int32 = 0
+                guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
+                status = Running.decode(raw)
+                return false
+            }
+        }
+
+        /// Blocks until the process exits.
+        func wait() -> Int32 {
+            if let status = exitStatus.withLock({ $0 }) { return status }
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+            return exitStatus.withLock { status in
+                if status == nil { status = Running.decode(raw) }
+                return status ?? -1
+            }
+        }
+
+        static func decode(_ raw: Int32) -> Int32 {
+            let signal = raw & 0x7f
+            return signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+        }
     }
 
     public static func start(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
     ) throws -> Running {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : try which(executable))
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        let stdin = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        try runWithDefaultSignalMask(process)
-        if let input {
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try? stdin.fileHandleForWriting.close()
+        let path = executable.hasPrefix("/") ? executable : try which(executable)
+        var stdoutPipe: [Int32] = [-1, -1]
+        var stderrPipe: [Int32] = [-1, -1]
+        var stdinPipe: [Int32] = [-1, -1]
+        guard pipe(&stdoutPipe) == 0, pipe(&stderrPipe) == 0, pipe(&stdinPipe) == 0 else {
+            throw TestSupportError("pipe: \(String(cString: strerror(errno)))")
         }
-        return Running(process: process, stdout: stdout, stderr: stderr)
+        // Close-on-exec: the child gets only its own ends, as stdio (dup2 clears the flag there).
+        for fd in stdoutPipe + stderrPipe + stdinPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if input == nil {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let environment = environment ?? ProcessInfo.processInfo.environment
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let error = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        for fd in [stdoutPipe[1], stderrPipe[1], stdinPipe[0]] { close(fd) }
+        guard error == 0 else {
+            for fd in [stdoutPipe[0], stderrPipe[0], stdinPipe[1]] { close(fd) }
+            throw TestSupportError("cannot run \(path): \(String(cString: strerror(error)))")
+        }
+        let stdinWriter = FileHandle(fileDescriptor: stdinPipe[1], closeOnDealloc: true)
+        if let input { stdinWriter.write(Data(input.utf8)) }
+        try? stdinWriter.close()
+        return Running(
+            pid: pid,
+            stdout: FileHandle(fileDescriptor: stdoutPipe[0], closeOnDealloc: true),
+            stderr: FileHandle(fileDescriptor: stderrPipe[0], closeOnDealloc: true)
+        )
     }
 
     /// Waits for exit and collects everything the process printed.
     public static func finish(_ running: Running) async -> CommandResult {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let group = DispatchGroup()
-                // Written by one block and read after group.wait(), which orders the two.
-                nonisolated(unsafe) var out = Data()
-                var err = Data()
-                DispatchQueue.global().async(group: group) {
-                    out = running.stdout.fileHandleForReading.readDataToEndOfFile()
+                let output = Mutex(Data())
+                let reader = DispatchGroup()
+                DispatchQueue.global().async(group: reader) {
+                    let data = running.stdout.readDataToEndOfFile()
+                    output.withLock { $0 = data }
                 }
-                err = running.stderr.fileHandleForReading.readDataToEndOfFile()
-                group.wait()
-                running.process.waitUntilExit()
+                let errors = running.stderr.readDataToEndOfFile()
+                reader.wait()
+                let status = running.wait()
                 continuation.resume(
                     returning: CommandResult(
-                        status: running.process.terminationStatus,
-                        stdout: String(decoding: out, as: UTF8.self),
-                        stderr: String(decoding: err, as: UTF8.self)
+                        status: status,
+                        stdout: String(decoding: output.withLock { $0 }, as: UTF8.self),
+                        stderr: String(decoding: errors, as: UTF8.self)
                     )
                 )
             }
         }
-    }
-
-    /// Dispatch's worker threads block signals and a spawned child inherits the mask: without this, a child
-    /// started from a test would ignore SIGTERM.
-    static func runWithDefaultSignalMask(_ process: Process) throws {
-        var empty = sigset_t()
-        var saved = sigset_t()
-        sigemptyset(&empty)
-        pthread_sigmask(SIG_SETMASK, &empty, &saved)
-        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
-        try process.run()
     }
 
     static func which(_ name: String) throws -> String {

@@ -18,7 +18,7 @@ public final class HauldProcess: Sendable {
         defer { Task { await probe.close() } }
         let deadline = ContinuousClock.now + .seconds(20)
         while try await !probe.nameHasOwner("org.haul.Haul1") {
-            guard running.process.isRunning, ContinuousClock.now < deadline else {
+            guard running.isRunning, ContinuousClock.now < deadline else {
                 throw TestSupportError("hauld did not take org.haul.Haul1")
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -34,6 +34,6 @@ public final class HauldProcess: Sendable {
     }
 
     deinit {
-        if running.process.isRunning { kill(running.pid, SIGKILL) }
+        if running.isRunning { kill(running.pid, SIGKILL) }
     }
 }

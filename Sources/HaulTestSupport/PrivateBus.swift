@@ -6,7 +6,7 @@ public final class PrivateBus: Sendable {
     public let address: String
     /// The folder holding the bus's socket and configuration, removed on `stop()`.
     public let directory: URL
-    private let process: Process
+    private let process: Command.Running
 
     /// Starts the bus; `serviceDirectory` enables D-Bus activation of the `.service` files found there.
     public init(serviceDirectory: URL? = nil) throws {
@@ -26,22 +26,20 @@ public final class PrivateBus: Sendable {
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
               </policy>
+              <!-- As in session.conf: dbus-daemon's own default lets a connection await only 128 replies. -->
+              <limit name="max_replies_per_connection">50000</limit>
             </busconfig>
             """
         let configURL = directory.appendingPathComponent("bus.conf")
         try config.write(to: configURL, atomically: true, encoding: .utf8)
 
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(configURL.path)", "--nofork", "--print-address=1"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try Command.runWithDefaultSignalMask(process)
+        process = try Command.start(
+            "/usr/bin/dbus-daemon", ["--config-file=\(configURL.path)", "--nofork", "--print-address=1"]
+        )
         // The daemon prints its address once it listens.
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = process.stdout.availableData
             guard !chunk.isEmpty else { throw TestSupportError("dbus-daemon exited before printing its address") }
             line.append(chunk)
         }
@@ -57,8 +55,8 @@ public final class PrivateBus: Sendable {
 
     public func stop() {
         if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+            kill(process.pid, SIGTERM)
+            _ = process.wait()
         }
         try? FileManager.default.removeItem(at: directory)
     }

@@ -117,8 +117,9 @@ public actor DBusConnection {
         let raw = try MessageCodec.encode(message)
         defer { dbus_message_unref(raw) }
         var pending: OpaquePointer?
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        guard dbus_connection_send_with_reply(handle.pointer, raw, &pending, milliseconds) != 0, let pending else {
+        guard dbus_connection_send_with_reply(handle.pointer, raw, &pending, Self.milliseconds(timeout)) != 0,
+            let pending
+        else {
             throw DBusError.disconnected("the connection is closed")
         }
         let serial = dbus_message_get_serial(raw)
@@ -134,6 +135,14 @@ public actor DBusConnection {
         return reply
     }
 
+    /// A reply timeout in libdbus's terms. libdbus aborts the process on a negative timeout other than -1 (which
+    /// means its 25 s default), so a timeout that has already run out becomes 0 and fails the call at once with
+    /// `NoReply`; one too long for 32 bits becomes `DBUS_TIMEOUT_INFINITE` (`Int32.max`).
+    static func milliseconds(_ timeout: Duration) -> Int32 {
+        let milliseconds = (timeout / .milliseconds(1)).rounded(.up)
+        return milliseconds < Double(Int32.max) ? Int32(max(milliseconds, 0)) : Int32.max
+    }
+
     // MARK: Receiving
 
     /// A stream of the incoming messages that match any of `rules`, in arrival order.
@@ -141,7 +150,9 @@ public actor DBusConnection {
     /// Signal rules are added to the bus before this returns and removed when the stream ends. A method call
     /// that no stream takes is answered `UnknownMethod` by libdbus, so every call gets a reply.
     public func messages(matching rules: [MatchRule]) async throws -> AsyncStream<DBusMessage> {
-        guard !isClosed else { throw DBusError.disconnected("the connection is closed") }
+        // Not just `isClosed`: after the bus has gone, `Disconnected` has already finished every stream, and a new
+        // one (of method-call rules, which need no `AddMatch` to fail) would never end.
+        guard isConnected else { throw DBusError.disconnected("the connection is closed") }
         let id = nextRouteID
         nextRouteID += 1
         let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)

@@ -148,7 +148,7 @@ public actor DBusObjectServer {
 
     private func dispatch(_ call: DBusMethodCall) async throws -> [DBusValue] {
         let path = call.path
-        let interfaceName = call.message.interface
+        let interfaceName = call.message.interface ?? standardInterface(declaring: call.member, at: path)
         switch interfaceName {
         case StandardInterfaces.introspectable.name?:
             try check(call, against: StandardInterfaces.introspectable)
@@ -166,11 +166,6 @@ public actor DBusObjectServer {
             break
         }
         guard let interfaces = objects[path] else {
-            if interfaceName == nil, call.member == "Introspect", call.arguments.isEmpty,
-                managers.contains(path) || !children(of: path).isEmpty
-            {
-                return [.string(introspect(path))]
-            }
             throw DBusError.unknownObject("no object at \(path)")
         }
         let state: ExportedState
@@ -191,6 +186,20 @@ public actor DBusObjectServer {
             throw DBusError.unknownMethod("\(state.exported.description.name) has no method \(call.member)")
         }
         return try await handler(call)
+    }
+
+    /// The standard interface that a call naming no interface goes to: the interface is optional in a method call,
+    /// and `Introspect` or `Get` must work without it on an object as on an intermediate node. An exported
+    /// interface declaring the member takes precedence. (`Peer` is left out: libdbus answers it, given its name.)
+    private func standardInterface(declaring member: String, at path: ObjectPath) -> String? {
+        if let interfaces = objects[path],
+            interfaces.values.contains(where: { $0.exported.description.method(member) != nil })
+        {
+            return nil
+        }
+        let standard = [StandardInterfaces.introspectable, StandardInterfaces.properties]
+            + (managers.contains(path) ? [StandardInterfaces.objectManager] : [])
+        return standard.first { $0.method(member) != nil }?.name
     }
 
     /// Unknown member → `UnknownMethod`; wrong argument types → `InvalidArgs`.

@@ -1,0 +1,54 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+
+/// hauld running on its own private bus, with a client connection.
+struct DaemonFixture {
+    let bus: PrivateBus
+    let hauld: HauldProcess
+    let client: DBusConnection
+
+    static let name = "org.haul.Haul1"
+    static let manager: ObjectPath = "/org/haul/Haul1/Manager"
+    static let indicator = "org.haul.Haul1.ActivityIndicator"
+
+    static func with(stateDirectory: URL? = nil, _ body: (DaemonFixture) async throws -> Void) async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let hauld = try await HauldProcess(bus: bus, stateDirectory: stateDirectory)
+        let client = try await DBusConnection.connect(address: bus.address)
+        try await body(DaemonFixture(bus: bus, hauld: hauld, client: client))
+        await client.close()
+        _ = await hauld.stop()
+    }
+
+    func indicatorProperty(_ name: String, on connection: DBusConnection? = nil) async throws -> DBusValue {
+        try await (connection ?? client).property(
+            destination: Self.name, path: Self.manager, interface: Self.indicator, name: name
+        )
+    }
+
+    func setIndicator(_ name: String, _ value: DBusValue) async throws {
+        try await client.setProperty(
+            destination: Self.name, path: Self.manager, interface: Self.indicator, name: name, value: value
+        )
+    }
+
+    func callIndicator(_ member: String, on connection: DBusConnection? = nil) async throws {
+        _ = try await (connection ?? client).call(
+            destination: Self.name, path: Self.manager, interface: Self.indicator, member: member
+        )
+    }
+
+    /// Polls until `condition` holds, failing after `timeout` (for state that settles asynchronously).
+    func eventually(
+        timeout: Duration = .seconds(5), _ condition: () async throws -> Bool
+    ) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await condition()
+    }
+}

@@ -1,0 +1,60 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+@Suite struct DaemonLifecycleTests {
+    @Test func aSecondHauldExitsNonZeroWithAClearMessage() async throws {
+        try await DaemonFixture.with { fixture throws in
+            var environment = fixture.bus.environment
+            environment["XDG_STATE_HOME"] = fixture.hauld.stateDirectory.path
+            let second = try await Command.run(Command.built("hauld"), [], environment: environment)
+            #expect(second.status == 1)
+            #expect(second.stderr.contains("another hauld already owns org.haul.Haul1"))
+            // The first one is unaffected.
+            #expect(try await fixture.indicatorProperty("State") == .string("not-active"))
+        }
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalGivesACleanExit(_ signal: Int32) async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let hauld = try await HauldProcess(bus: bus)
+        let result = await hauld.stop(signal: signal)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("hauld stopped"))
+    }
+
+    @Test func losingTheBusIsAFailure() async throws {
+        let bus = try PrivateBus()
+        let hauld = try await HauldProcess(bus: bus)
+        bus.stop()
+        let result = await Command.finish(hauld.running)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("bus went away"))
+    }
+
+    @Test func underTheJournalLinesCarrySyslogPriorities() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        var environment = bus.environment
+        environment["JOURNAL_STREAM"] = "8:12345"
+        environment["XDG_STATE_HOME"] = bus.directory.appendingPathComponent("state").path
+        let running = try Command.start(Command.built("hauld"), ["--log-level", "debug"], environment: environment)
+        let probe = try await DBusConnection.connect(address: bus.address)
+        while try await !probe.nameHasOwner("org.haul.Haul1") { try await Task.sleep(for: .milliseconds(20)) }
+        await probe.close()
+        kill(running.pid, SIGTERM)
+        let result = await Command.finish(running)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<6>hauld is serving org.haul.Haul1") })
+        #expect(lines.allSatisfy { $0.first == "<" })
+    }
+
+    @Test func anUnknownLogLevelIsAUsageError() async throws {
+        let result = try await Command.run(Command.built("hauld"), ["--log-level", "loud"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("unknown log level"))
+    }
+}

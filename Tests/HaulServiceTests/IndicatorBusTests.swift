@@ -1,0 +1,184 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// The delayed activity manager as clients see it on a real bus.
+@Suite struct IndicatorBusTests {
+    /// VisibilityChanged follows the configured delays. Lower bounds are exact (never early); upper bounds
+    /// are loose because a loaded 2-core machine can be late.
+    @Test func visibilityFollowsTheConfiguredDelays() async throws {
+        try await DaemonFixture.with { fixture throws in
+            try await fixture.setIndicator("ActivationDelay", .double(0.3))
+            try await fixture.setIndicator("CompletionDelay", .double(0.2))
+            let signals = try await fixture.client.messages(matching: [
+                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
+            ])
+            var iterator = signals.makeAsyncIterator()
+            let holder = try await DBusConnection.connect(address: fixture.bus.address)
+
+            let started = ContinuousClock.now
+            try await fixture.callIndicator("IncrementActivityCount", on: holder)
+            let shown = await iterator.next()
+            let activation = ContinuousClock.now - started
+            #expect(shown?.body == [.boolean(true)])
+            #expect(activation >= .milliseconds(290) && activation < .seconds(2), "shown after \(activation)")
+
+            let stopped = ContinuousClock.now
+            try await fixture.callIndicator("DecrementActivityCount", on: holder)
+            let hidden = await iterator.next()
+            let completion = ContinuousClock.now - stopped
+            #expect(hidden?.body == [.boolean(false)])
+            #expect(completion >= .milliseconds(190) && completion < .seconds(2), "hidden after \(completion)")
+            await holder.close()
+        }
+    }
+
+    /// A burst that ends inside the activation delay never shows, and a delay shortened while its timer
+    /// runs takes effect from when the timer started (here: at once).
+    @Test func aShortBurstNeverShows() async throws {
+        try await DaemonFixture.with { fixture throws in
+            try await fixture.setIndicator("ActivationDelay", .double(30))
+            let changes = try await fixture.client.messages(matching: [
+                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
+            ])
+            try await fixture.callIndicator("IncrementActivityCount")
+            #expect(try await fixture.indicatorProperty("State") == .string("delaying-start"))
+            try await fixture.callIndicator("DecrementActivityCount")
+            #expect(try await fixture.indicatorProperty("State") == .string("delaying-start"))
+            try await fixture.setIndicator("ActivationDelay", .double(0))
+            #expect(try await fixture.eventually {
+                try await fixture.indicatorProperty("State") == .string("not-active")
+            })
+            #expect(try await fixture.indicatorProperty("Visible") == .boolean(false))
+            // Nothing was announced: the next signal is the one this test provokes now.
+            try await fixture.callIndicator("IncrementActivityCount")
+            var iterator = changes.makeAsyncIterator()
+            #expect(await iterator.next()?.body == [.boolean(true)])
+        }
+    }
+
+    @Test func holdsOfAClientThatLeavesAreReleased() async throws {
+        try await DaemonFixture.with { fixture throws in
+            let leaver = try await DBusConnection.connect(address: fixture.bus.address)
+            let stayer = try await DBusConnection.connect(address: fixture.bus.address)
+            for _ in 0..<3 { try await fixture.callIndicator("IncrementActivityCount", on: leaver) }
+            try await fixture.callIndicator("IncrementActivityCount", on: stayer)
+            #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(4))
+            await leaver.close()
+            #expect(try await fixture.eventually(timeout: .seconds(1)) {
+                try await fixture.indicatorProperty("ActivityCount") == .uint32(1)
+            })
+            await stayer.close()
+        }
+    }
+
+    @Test func decrementClampsPerCallerAndNeverTouchesOthers() async throws {
+        try await DaemonFixture.with { fixture throws in
+            let other = try await DBusConnection.connect(address: fixture.bus.address)
+            try await fixture.callIndicator("IncrementActivityCount", on: other)
+            for _ in 0..<5 { try await fixture.callIndicator("DecrementActivityCount") }
+            #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(1))
+            try await fixture.callIndicator("DecrementActivityCount", on: other)
+            #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(0))
+            await other.close()
+        }
+    }
+
+    @Test func fiftyClientsAtOnce() async throws {
+        try await DaemonFixture.with { fixture throws in
+            let clients = try await withThrowingTaskGroup(of: DBusConnection.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        let connection = try await DBusConnection.connect(address: fixture.bus.address)
+                        try await fixture.callIndicator("IncrementActivityCount", on: connection)
+                        return connection
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(50))
+            await withTaskGroup(of: Void.self) { group in
+                for client in clients { group.addTask { await client.close() } }
+            }
+            #expect(try await fixture.eventually {
+                try await fixture.indicatorProperty("ActivityCount") == .uint32(0)
+            })
+        }
+    }
+
+    @Test func disablingHidesAtOnceAndEnablingReevaluates() async throws {
+        try await DaemonFixture.with { fixture throws in
+            try await fixture.setIndicator("ActivationDelay", .double(0))
+            try await fixture.callIndicator("IncrementActivityCount")
+            #expect(try await fixture.eventually { try await fixture.indicatorProperty("Visible") == .boolean(true) })
+            try await fixture.setIndicator("Enabled", .boolean(false))
+            #expect(try await fixture.indicatorProperty("Visible") == .boolean(false))
+            #expect(try await fixture.indicatorProperty("State") == .string("not-active"))
+            try await fixture.setIndicator("Enabled", .boolean(true))
+            #expect(try await fixture.eventually { try await fixture.indicatorProperty("Visible") == .boolean(true) })
+        }
+    }
+
+    @Test(arguments: [
+        ("ActivationDelay", DBusValue.double(-1)), ("ActivationDelay", .double(.nan)),
+        ("CompletionDelay", .double(.infinity)), ("CompletionDelay", .double(61)),
+        ("ActivationDelay", .string("1")), ("Enabled", .uint32(1)),
+    ])
+    func invalidSettingsAreRefusedWithInvalidArgs(_ name: String, _ value: DBusValue) async throws {
+        try await DaemonFixture.with { fixture throws in
+            do {
+                try await fixture.setIndicator(name, value)
+                Issue.record("\(name) accepted \(value)")
+            } catch let error as DBusError {
+                #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs")
+                #expect(error.message.contains(name))
+            }
+            #expect(try await fixture.indicatorProperty("ActivationDelay") == .double(1.0))
+            #expect(try await fixture.indicatorProperty("CompletionDelay") == .double(0.17))
+        }
+    }
+
+    @Test func readOnlyPropertiesCannotBeWritten() async throws {
+        try await DaemonFixture.with { fixture throws in
+            for name in ["Visible", "State", "ActivityCount"] {
+                do {
+                    try await fixture.setIndicator(name, name == "ActivityCount" ? .uint32(3) : name == "Visible" ? .boolean(true) : .string("active"))
+                    Issue.record("\(name) was writable")
+                } catch let error as DBusError {
+                    #expect(error.name == "org.freedesktop.DBus.Error.PropertyReadOnly")
+                }
+            }
+        }
+    }
+
+    @Test func settingsPersistAcrossRestarts() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await DaemonFixture.with(stateDirectory: state) { fixture throws in
+            try await fixture.setIndicator("ActivationDelay", .double(0.25))
+            try await fixture.setIndicator("Enabled", .boolean(false))
+        }
+        try await DaemonFixture.with(stateDirectory: state) { fixture throws in
+            #expect(try await fixture.indicatorProperty("ActivationDelay") == .double(0.25))
+            #expect(try await fixture.indicatorProperty("Enabled") == .boolean(false))
+            #expect(try await fixture.indicatorProperty("CompletionDelay") == .double(0.17))
+        }
+    }
+
+    @Test func propertiesChangedAnnouncesEveryChange() async throws {
+        try await DaemonFixture.with { fixture throws in
+            let changes = try await fixture.client.messages(matching: [
+                MatchRule(kind: .signal, path: DaemonFixture.manager, interface: "org.freedesktop.DBus.Properties",
+                          member: "PropertiesChanged", arg0: DaemonFixture.indicator)
+            ])
+            var iterator = changes.makeAsyncIterator()
+            try await fixture.setIndicator("CompletionDelay", .double(0.5))
+            #expect(await iterator.next()?.body[1].stringDictionary?["CompletionDelay"] == .variant(.double(0.5)))
+            try await fixture.callIndicator("IncrementActivityCount")
+            let counted = await iterator.next()?.body[1].stringDictionary
+            #expect(counted?["ActivityCount"] == .variant(.uint32(1)))
+            #expect(counted?["State"] == .variant(.string("delaying-start")))
+        }
+    }
+}
