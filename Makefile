@@ -28,3 +28,21 @@ test: build-tests
 
 clean:
 	$(SWIFT) package clean
+
+# Install / uninstall: a release build, then scripts/install-haul.sh puts hauld, haul, the systemd user unit,
+# the D-Bus activation file, the interface XML, shell completions and man pages below $(PREFIX), staged under
+# $(DESTDIR) for packagers. `make install PREFIX=$HOME/.local` needs no root. INSTALL_SWIFT_FLAGS passes extra
+# options to swift build and swift package (e.g. --scratch-path DIR).
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_SWIFT_FLAGS ?=
+
+.PHONY: install uninstall
+
+install: deps
+	$(SWIFT) build -c release $(INSTALL_SWIFT_FLAGS)
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" SWIFT="$(SWIFT)" SWIFT_FLAGS="$(INSTALL_SWIFT_FLAGS)" \
+		scripts/install-haul.sh install "$$($(SWIFT) build -c release $(INSTALL_SWIFT_FLAGS) --show-bin-path)"
+
+uninstall:
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install-haul.sh uninstall

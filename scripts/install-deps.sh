@@ -17,6 +17,8 @@ if [ "$mode" = test ]; then
     "gdbus:libglib2.0-bin"
     "busctl:systemd"
     "systemd-analyze:systemd"
+    "curl:curl"
+    "/usr/bin/python3:python3"
   )
 fi
 

@@ -13,8 +13,8 @@ public struct CommandResult: Sendable {
 ///
 /// Spawned with `posix_spawn` rather than Foundation's `Process`, which lets children inherit its pipes
 /// (an orphaned grandchild then holds other commands' output open) and the signal mask
-/// of Dispatch's worker threads (the child would ignore SIGTERM). Waiting and reading happen on Dispatch
-/// threads, never blocking the Swift concurrency pool.
+/// of Dispatch's worker threads (the child would ignore SIGTERM). Waiting and reading happen on threads of
+/// their own, never blocking the Swift concurrency pool.
 public enum Command {
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
@@ -123,14 +123,20 @@ public enum Command {
     }
 
     /// Waits for exit and collects everything the process printed.
+    ///
+    /// The blocking reads and wait run on threads of their own, not on `DispatchQueue.global()`: on Linux that is
+    /// the Swift concurrency pool (one thread per core), and blocking it starves the very tasks that must answer
+    /// the process (an exported object replying to `dbus-send`) until Dispatch adds threads, seconds later.
     public static func finish(_ running: Running) async -> CommandResult {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 let output = Mutex(Data())
                 let reader = DispatchGroup()
-                DispatchQueue.global().async(group: reader) {
+                reader.enter()
+                Thread.detachNewThread {
                     let data = running.stdout.readDataToEndOfFile()
                     output.withLock { $0 = data }
+                    reader.leave()
                 }
                 let errors = running.stderr.readDataToEndOfFile()
                 reader.wait()

@@ -1,6 +1,5 @@
 import ArgumentParser
 import DBusKit
-import Dispatch
 import Foundation
 
 #if canImport(Glibc)
@@ -41,10 +40,11 @@ struct BusyCommand: AsyncParsableCommand {
         throw ExitCode(status)
     }
 
-    /// Spawns the command with this terminal's stdio and default signal handling; waits off the Swift pool.
+    /// Spawns the command with this terminal's stdio and default signal handling. The wait blocks a thread of
+    /// its own: on Linux, Dispatch's global queues are the Swift concurrency pool.
     static func runToCompletion(_ arguments: [String]) async -> Int32 {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 continuation.resume(returning: spawnAndWait(arguments))
             }
         }

@@ -10,7 +10,10 @@ struct Hauld: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hauld",
         abstract: "The Haul daemon: background HTTP(S) transfers and the network-activity indicator on D-Bus.",
-        discussion: "Serves org.haul.Haul1 on the session bus until SIGTERM or SIGINT."
+        discussion: """
+            Serves org.haul.Haul1 on the session bus until SIGTERM or SIGINT (exit status 0). Exits with 3 when \
+            another hauld owns the name, and with 1 on other failures, such as losing the bus.
+            """
     )
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical (default: $HAULD_LOG_LEVEL or info).")
@@ -55,16 +58,13 @@ struct Hauld: AsyncParsableCommand {
         do {
             try await group.run()
         } catch {
-            logger.critical("\(Self.rootCause(error))")
+            // ServiceGroup rethrows the service's own error.
+            logger.critical("\(error)")
+            if case .nameTaken = error as? HaulDaemon.Failure { throw ExitCode(Self.nameTakenStatus) }
             throw ExitCode.failure
         }
     }
 
-    /// ServiceGroup wraps a service's error; the person reading the log wants the service's own words.
-    private static func rootCause(_ error: any Error) -> String {
-        if let serviceError = error as? ServiceGroupError, let underlying = (Mirror(reflecting: serviceError).descendant("backing") ?? nil) {
-            return "\(underlying)"
-        }
-        return "\(error)"
-    }
+    /// Distinct so that the systemd unit can stop restarting (`RestartPreventExitStatus=`).
+    static let nameTakenStatus: Int32 = 3
 }

@@ -142,3 +142,12 @@ extension AsyncStream where Element == DBusMessage {
         }
     }
 }
+
+/// The outcome of an async throwing operation, for tests that inspect the error.
+func resultOf<T: Sendable>(_ operation: () async throws -> T) async -> Result<T, any Error> {
+    do {
+        return .success(try await operation())
+    } catch {
+        return .failure(error)
+    }
+}

@@ -4,12 +4,12 @@ import HaulTestSupport
 import Testing
 
 @Suite struct DaemonLifecycleTests {
-    @Test func aSecondHauldExitsNonZeroWithAClearMessage() async throws {
+    @Test func aSecondHauldExitsWithStatus3AndAClearMessage() async throws {
         try await DaemonFixture.with { fixture throws in
             var environment = fixture.bus.environment
             environment["XDG_STATE_HOME"] = fixture.hauld.stateDirectory.path
             let second = try await Command.run(Command.built("hauld"), [], environment: environment)
-            #expect(second.status == 1)
+            #expect(second.status == 3)
             #expect(second.stderr.contains("another hauld already owns org.haul.Haul1"))
             // The first one is unaffected.
             #expect(try await fixture.indicatorProperty("State") == .string("not-active"))

@@ -1,6 +1,10 @@
 import CDBus
 import Dispatch
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What libdbus's C callbacks receive as user data: a way back to the connection.
 ///
 /// libdbus keeps a retained reference and releases it through `releaseContext` (it may call remove-watch
@@ -127,23 +131,35 @@ extension DBusConnection {
     /// libdbus pointers cross isolation boundaries as their address, a Sendable integer.
     static func key(_ pointer: OpaquePointer?) -> UInt { UInt(bitPattern: pointer.map { Int(bitPattern: $0) } ?? 0) }
 
+    /// Each source watches its own duplicate of the socket, closed by the source's cancel handler. libdbus closes
+    /// the socket as soon as it has removed the watch, but a source's cancellation completes later, on Dispatch's
+    /// manager thread; a descriptor closed before then (and reused, or still open in a child being spawned) left
+    /// Dispatch's epoll bookkeeping stale: the process crashed in `_dispatch_event_loop_drain`, or another
+    /// connection stopped receiving.
     fileprivate func addWatch(_ key: UInt) -> Bool {
         guard let watch = OpaquePointer(bitPattern: key) else { return false }
-        let fd = dbus_watch_get_unix_fd(watch)
+        let socket = dbus_watch_get_unix_fd(watch)
         let flags = dbus_watch_get_flags(watch)
         var sources: [MainLoopSources.Source] = []
         if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 {
+            // Close-on-exec, so that a child process cannot keep the connection open.
+            let fd = fcntl(socket, F_DUPFD_CLOEXEC, 0)
+            guard fd >= 0 else { return false }
             let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
             source.setEventHandler { [weak self] in
                 self?.assumeIsolated { $0.handleWatch(key, flags: UInt32(DBUS_WATCH_READABLE.rawValue)) }
             }
+            source.setCancelHandler { Glibc.close(fd) }
             sources.append(.init(source))
         }
         if flags & UInt32(DBUS_WATCH_WRITABLE.rawValue) != 0 {
+            let fd = fcntl(socket, F_DUPFD_CLOEXEC, 0)
+            guard fd >= 0 else { return false }
             let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
             source.setEventHandler { [weak self] in
                 self?.assumeIsolated { $0.handleWatch(key, flags: UInt32(DBUS_WATCH_WRITABLE.rawValue)) }
             }
+            source.setCancelHandler { Glibc.close(fd) }
             sources.append(.init(source))
         }
         mainLoop.watches[key] = sources

@@ -24,6 +24,9 @@ public actor DBusConnection {
     var pendingCalls: [UInt32: PendingCall] = [:]
     private var routes: [UInt64: Route] = [:]
     private var nextRouteID: UInt64 = 0
+    /// The owners of the well-known names that routes' rules have as sender: only the bus can resolve them, and it
+    /// delivers one copy of a signal for all of a connection's rules, so each route checks the sender itself.
+    private var followedNames: [String: FollowedName] = [:]
 
     private init(executor: QueueExecutor, handle: ConnectionHandle, uniqueName: String) {
         self.executor = executor
@@ -157,10 +160,15 @@ public actor DBusConnection {
         nextRouteID += 1
         let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
         routes[id] = Route(rules: rules, continuation: continuation)
+        let names = Route.wellKnownSenders(rules)
+        // Counted at once, as `removeRoute` uncounts them, even if following one fails.
+        for name in names { followedNames[name, default: FollowedName()].routes += 1 }
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeRoute(id) }
         }
         do {
+            // Owners first: a signal arriving before its sender's owner is known would be dropped.
+            for name in names { try await follow(name) }
             for rule in rules where rule.needsBusRegistration {
                 _ = try await callBus("AddMatch", [.string(rule.busString)])
             }
@@ -174,7 +182,12 @@ public actor DBusConnection {
     private func removeRoute(_ id: UInt64) {
         guard let route = routes.removeValue(forKey: id) else { return }
         route.continuation.finish()
-        for rule in route.rules where rule.needsBusRegistration && !isClosed {
+        let names = Route.wellKnownSenders(route.rules)
+        for name in names {
+            followedNames[name]?.routes -= 1
+            if followedNames[name]?.routes == 0 { followedNames[name] = nil }
+        }
+        for rule in route.rules.filter(\.needsBusRegistration) + names.map(Self.ownerRule) where !isClosed {
             var message = DBusMessage.methodCall(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                 interface: "org.freedesktop.DBus", member: "RemoveMatch", body: [.string(rule.busString)]
@@ -182,6 +195,36 @@ public actor DBusConnection {
             message.noReplyExpected = true
             try? send(message)
         }
+    }
+
+    /// Follows the owner of `name` for one more route: the bus's `NameOwnerChanged` for it first, then its current
+    /// owner, so that no change goes unseen. (Each route adds its own copy of the rule; the bus counts them.)
+    private func follow(_ name: String) async throws {
+        _ = try await callBus("AddMatch", [.string(Self.ownerRule(name).busString)])
+        let changesBefore = followedNames[name]?.changes
+        let owner: String
+        do {
+            owner = try await nameOwner(name)
+        } catch let error as DBusError where error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+            owner = ""
+        }
+        // A change seen meanwhile carries the owner at least as recent as this answer.
+        if followedNames[name]?.changes == changesBefore { followedNames[name]?.owner = owner }
+    }
+
+    /// A `NameOwnerChanged(name, old, new)` from the bus itself, whose name no peer can send as.
+    private static func ownerChange(_ message: DBusMessage) -> (name: String, owner: String)? {
+        guard message.kind == .signal, message.sender == "org.freedesktop.DBus",
+            message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged", message.body.count == 3,
+            let name = message.body[0].stringValue, let owner = message.body[2].stringValue
+        else { return nil }
+        return (name, owner)
+    }
+
+    private static func ownerRule(_ name: String) -> MatchRule {
+        var rule = MatchRule.nameOwnerChanged
+        rule.arg0 = name
+        return rule
     }
 
     /// Called by the filter for every incoming message; returns whether a route took it.
@@ -192,8 +235,14 @@ public actor DBusConnection {
             finishEverything()
             return true
         }
+        if let change = Self.ownerChange(message), followedNames[change.name] != nil {
+            followedNames[change.name]?.owner = change.owner
+            followedNames[change.name]?.changes += 1
+        }
         var taken = false
-        for route in routes.values where route.rules.contains(where: { $0.matches(message) }) {
+        let owners = followedNames
+        for route in routes.values
+        where route.rules.contains(where: { $0.matches(message, ownerOf: { owners[$0]?.owner }) }) {
             route.continuation.yield(message)
             taken = true
         }
@@ -237,4 +286,17 @@ public actor DBusConnection {
 struct Route {
     let rules: [MatchRule]
     let continuation: AsyncStream<DBusMessage>.Continuation
+
+    static func wellKnownSenders(_ rules: [MatchRule]) -> [String] {
+        Array(Set(rules.compactMap(\.wellKnownSender))).sorted()
+    }
+}
+
+/// The owner of a well-known name that routes match senders against.
+struct FollowedName {
+    /// The owner's unique name; "" when the name has none, nil until known (nothing matches then).
+    var owner: String?
+    /// How many `NameOwnerChanged` signals have been seen for the name.
+    var changes = 0
+    var routes = 0
 }

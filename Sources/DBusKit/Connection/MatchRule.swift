@@ -4,7 +4,7 @@
 /// one copy of a message for all of a connection's rules together.
 public struct MatchRule: Hashable, Sendable {
     public var kind: DBusMessage.Kind?
-    /// A unique name is compared locally; a well-known name is left to the bus, which resolves it.
+    /// A unique name is compared as it is; a well-known name with its current owner, which the connection follows.
     public var sender: String?
     public var path: ObjectPath?
     public var pathNamespace: ObjectPath?
@@ -55,6 +55,24 @@ public struct MatchRule: Hashable, Sendable {
         return parts.joined(separator: ",")
     }
 
+    /// The sender when it is a well-known name, which only its current owner can match.
+    var wellKnownSender: String? {
+        guard let sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" else { return nil }
+        return sender
+    }
+
+    /// `matches(_:)`, with a well-known sender compared with its owner (`ownerOf` answers nil when unknown).
+    ///
+    /// Without this, a subscription to signals from `org.example.Service` would also receive those of any other
+    /// peer that another subscription of the same connection lets through (a spoofing hole).
+    func matches(_ message: DBusMessage, ownerOf: (String) -> String?) -> Bool {
+        if let name = wellKnownSender {
+            guard let owner = ownerOf(name), owner == message.sender else { return false }
+        }
+        return matches(message)
+    }
+
+    /// Whether `message` matches, leaving out a well-known sender, which only the connection can resolve.
     public func matches(_ message: DBusMessage) -> Bool {
         if let kind, kind != message.kind { return false }
         if let sender, sender.hasPrefix(":") || sender == "org.freedesktop.DBus", sender != message.sender {

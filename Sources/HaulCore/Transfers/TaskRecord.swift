@@ -1,0 +1,211 @@
+public import Foundation
+
+/// Everything needed to restore a task after the daemon stops, crashes or the machine reboots (SPEC §2).
+///
+/// Byte counts are not kept: they are recovered from the partial file, which is the truth (a count saved a moment
+/// before a crash would be behind it). The URL is kept whole, password included, because resuming needs it; the
+/// store's files are private to the user (mode 0600).
+///
+/// Decoding validates what a restored task relies on — the URL and path as ``TransferURL`` and ``LocalPath`` would
+/// take them, the options as ``DownloadOptions`` would, and an outcome exactly when the state is completed — so a
+/// tampered or damaged file is reported as corrupt instead of failing later. Fields missing from the file take their
+/// defaults, so records written by older versions still load.
+public struct TaskRecord: Codable, Sendable, Equatable {
+    /// The task's id (its object path is `/org/haul/Haul1/Tasks/<id>`).
+    public var id: UInt32
+    public var kind: TransferKind
+    /// The URL as the client gave it, password included.
+    public var url: String
+    /// A download's destination or an upload's source.
+    public var path: String
+    public var state: TransferTaskState
+    /// Set exactly when ``state`` is ``TransferTaskState/completed``.
+    public var outcome: TransferOutcome?
+    /// The validator of the first response, sent back in `If-Range` when resuming.
+    public var validator: ResumeValidator?
+    /// The size of the whole resource (download) or body (upload), or -1 when unknown.
+    public var expectedTotal: Int64
+    /// The status of the last response, or 0 before any.
+    public var httpStatus: UInt32
+    /// Whether the server allows resuming from the bytes on disk (D-Bus `Resumable`).
+    public var resumable: Bool
+    /// Extra request headers (download or upload).
+    public var headers: [String: String]
+    /// The lower-case hex SHA-256 the downloaded file must have.
+    public var sha256: String?
+    /// Whether a download may replace an existing destination.
+    public var overwrite: Bool
+    /// How many times a transient failure is retried.
+    public var maxRetries: UInt32
+    /// An upload's method.
+    public var method: UploadOptions.Method
+    /// When the client asked for the task.
+    public var createdAt: Date
+
+    /// Creates a record; the defaults are those of a task that has not received a response yet.
+    public init(
+        id: UInt32,
+        kind: TransferKind,
+        url: String,
+        path: String,
+        createdAt: Date,
+        state: TransferTaskState = .suspended,
+        outcome: TransferOutcome? = nil,
+        validator: ResumeValidator? = nil,
+        expectedTotal: Int64 = -1,
+        httpStatus: UInt32 = 0,
+        resumable: Bool = false,
+        headers: [String: String] = [:],
+        sha256: String? = nil,
+        overwrite: Bool = false,
+        maxRetries: UInt32 = 5,
+        method: UploadOptions.Method = .put
+    ) {
+        self.id = id
+        self.kind = kind
+        self.url = url
+        self.path = path
+        self.createdAt = createdAt
+        self.state = state
+        self.outcome = outcome
+        self.validator = validator
+        self.expectedTotal = expectedTotal
+        self.httpStatus = httpStatus
+        self.resumable = resumable
+        self.headers = headers
+        self.sha256 = sha256
+        self.overwrite = overwrite
+        self.maxRetries = maxRetries
+        self.method = method
+    }
+
+    /// The record of a new download of `url` to `path`.
+    public init(id: UInt32, download url: TransferURL, to path: LocalPath, options: DownloadOptions, createdAt: Date) {
+        self.init(
+            id: id,
+            kind: .download,
+            url: url.url.absoluteString,
+            path: path.path,
+            createdAt: createdAt,
+            headers: options.headers,
+            sha256: options.sha256,
+            overwrite: options.overwrite,
+            maxRetries: options.maxRetries
+        )
+    }
+
+    /// The record of a new upload of the file at `path` to `url`.
+    public init(id: UInt32, upload path: LocalPath, to url: TransferURL, options: UploadOptions, createdAt: Date) {
+        self.init(
+            id: id,
+            kind: .upload,
+            url: url.url.absoluteString,
+            path: path.path,
+            createdAt: createdAt,
+            headers: options.headers,
+            method: options.method
+        )
+    }
+
+    /// The download options kept (`start-suspended` is not: the state says it).
+    public var downloadOptions: DownloadOptions {
+        var options = DownloadOptions()
+        options.headers = headers
+        options.sha256 = sha256
+        options.overwrite = overwrite
+        options.maxRetries = maxRetries
+        return options
+    }
+
+    /// The upload options kept.
+    public var uploadOptions: UploadOptions {
+        var options = UploadOptions()
+        options.method = method
+        options.headers = headers
+        return options
+    }
+
+    // MARK: - Codable
+
+    private enum CodingKeys: String, CodingKey {
+        case id, kind, url, path, state, outcome, validator, expectedTotal, httpStatus, resumable, headers, sha256,
+            overwrite, maxRetries, method, createdAt
+    }
+
+    /// Decodes and validates a record, as described on the type.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func corrupt(_ key: CodingKeys, _ reason: String) -> DecodingError {
+            .dataCorruptedError(forKey: key, in: container, debugDescription: reason)
+        }
+
+        id = try container.decode(UInt32.self, forKey: .id)
+        kind = try container.decode(TransferKind.self, forKey: .kind)
+        url = try container.decode(String.self, forKey: .url)
+        do {
+            _ = try TransferURL(url)
+        } catch {
+            throw corrupt(.url, error.description)
+        }
+        path = try container.decode(String.self, forKey: .path)
+        do {
+            _ = try LocalPath(path)
+        } catch {
+            throw corrupt(.path, error.description)
+        }
+        state = try container.decode(TransferTaskState.self, forKey: .state)
+        outcome = try container.decodeIfPresent(TransferOutcome.self, forKey: .outcome)
+        guard (state == .completed) == (outcome != nil) else {
+            throw corrupt(.outcome, "a task has an outcome exactly when it is completed")
+        }
+        validator = try container.decodeIfPresent(ResumeValidator.self, forKey: .validator)
+        expectedTotal = try container.decodeIfPresent(Int64.self, forKey: .expectedTotal) ?? -1
+        guard expectedTotal >= -1 else {
+            throw corrupt(.expectedTotal, "expectedTotal must be -1 (unknown) or a size")
+        }
+        httpStatus = try container.decodeIfPresent(UInt32.self, forKey: .httpStatus) ?? 0
+        resumable = try container.decodeIfPresent(Bool.self, forKey: .resumable) ?? false
+        do {
+            headers = try DownloadOptions.validatedHeaders(
+                container.decodeIfPresent([String: String].self, forKey: .headers) ?? [:]
+            )
+        } catch let error as TransferRequestError {
+            throw corrupt(.headers, error.description)
+        }
+        do {
+            sha256 = try container.decodeIfPresent(String.self, forKey: .sha256).map(DownloadOptions.validatedSHA256)
+        } catch let error as TransferRequestError {
+            throw corrupt(.sha256, error.description)
+        }
+        overwrite = try container.decodeIfPresent(Bool.self, forKey: .overwrite) ?? false
+        maxRetries = try container.decodeIfPresent(UInt32.self, forKey: .maxRetries) ?? 5
+        let methodName =
+            try container.decodeIfPresent(String.self, forKey: .method) ?? UploadOptions.Method.put.rawValue
+        guard let method = UploadOptions.Method(rawValue: methodName) else {
+            throw corrupt(.method, "'\(methodName)' is not an upload method")
+        }
+        self.method = method
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+    }
+
+    /// Encodes the record; the method as its name (`PUT`, `POST`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(url, forKey: .url)
+        try container.encode(path, forKey: .path)
+        try container.encode(state, forKey: .state)
+        try container.encodeIfPresent(outcome, forKey: .outcome)
+        try container.encodeIfPresent(validator, forKey: .validator)
+        try container.encode(expectedTotal, forKey: .expectedTotal)
+        try container.encode(httpStatus, forKey: .httpStatus)
+        try container.encode(resumable, forKey: .resumable)
+        try container.encode(headers, forKey: .headers)
+        try container.encodeIfPresent(sha256, forKey: .sha256)
+        try container.encode(overwrite, forKey: .overwrite)
+        try container.encode(maxRetries, forKey: .maxRetries)
+        try container.encode(method.rawValue, forKey: .method)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
+}

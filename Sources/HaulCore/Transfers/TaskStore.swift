@@ -1,0 +1,101 @@
+public import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Keeps one JSON file per task, `<id>.json`, in a directory of its own.
+///
+/// Each file is written with ``AtomicFile`` (mode 0600, in a directory created 0700), so a crash leaves every record
+/// either as it was or as it became. Loading never fails as a whole: a damaged file costs only its own task and is
+/// reported, so the daemon can log it and start with the rest.
+public struct TaskStore: Sendable {
+    /// The directory holding the records.
+    public let directory: URL
+
+    /// Creates a store for `directory`; nothing is read or created until used.
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// Writes `record` to `<id>.json`, replacing the previous version atomically.
+    ///
+    /// Throws an encoding error (none is expected: every field encodes) or ``AtomicFileError``.
+    public func save(_ record: TaskRecord) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try AtomicFile.write(try encoder.encode(record), to: url(for: record.id))
+    }
+
+    /// Deletes the record of task `id`; a record that is not there is not an error (forgetting is idempotent).
+    public func remove(id: UInt32) throws(AtomicFileError) {
+        let path = url(for: id).path(percentEncoded: false)
+        if unlink(path) != 0 && errno != ENOENT {
+            throw AtomicFileError(operation: "unlink", path: path, errno: errno)
+        }
+    }
+
+    /// Reads every record, sorted by id, with a message for each file that could not be used.
+    ///
+    /// Only files named `<id>.json` are read, so the temporary files of an interrupted ``AtomicFile`` write and
+    /// anything else are ignored. A file that cannot be read or decoded, or that holds another task than its name
+    /// says, is reported in `problems` and left in place. A missing directory means no tasks.
+    public func loadAll() -> (records: [TaskRecord], problems: [String]) {
+        let directoryPath = directory.path(percentEncoded: false)
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directoryPath)
+        } catch CocoaError.fileReadNoSuchFile {
+            return ([], [])
+        } catch {
+            return ([], ["cannot read the task directory \(directoryPath): \(error)"])
+        }
+        var records: [TaskRecord] = []
+        var problems: [String] = []
+        let decoder = JSONDecoder()
+        for name in names.sorted() {
+            guard let id = Self.id(fromFileName: name) else { continue }
+            let file = url(for: id)
+            let path = file.path(percentEncoded: false)
+            do {
+                let record = try decoder.decode(TaskRecord.self, from: try Data(contentsOf: file))
+                guard record.id == id else {
+                    problems.append("task record \(path) holds task \(record.id); ignored")
+                    continue
+                }
+                records.append(record)
+            } catch {
+                problems.append("cannot load task record \(path): \(error); ignored")
+            }
+        }
+        return (records.sorted { $0.id < $1.id }, problems)
+    }
+
+    /// The id for a new task: one more than the highest of `records`, starting at 1. Ids are not reused while a higher
+    /// one exists; only if `UInt32.max` is taken does the lowest free id come back.
+    public func nextID(after records: [TaskRecord]) -> UInt32 {
+        let taken = Set(records.map(\.id))
+        guard let highest = taken.max() else { return 1 }
+        if highest < .max {
+            return highest + 1
+        }
+        // 2^32 - 1 ids cannot all be taken by records that fit in memory.
+        return (1...UInt32.max).first { !taken.contains($0) } ?? 1
+    }
+
+    private func url(for id: UInt32) -> URL {
+        directory.appending(path: "\(id).json", directoryHint: .notDirectory)
+    }
+
+    /// The id of a file named exactly `<id>.json` (no sign, no leading zero), else nil.
+    private static func id(fromFileName name: String) -> UInt32? {
+        guard name.hasSuffix(".json") else { return nil }
+        let stem = String(name.dropLast(".json".count))
+        guard let id = UInt32(stem), String(id) == stem else { return nil }
+        return id
+    }
+}

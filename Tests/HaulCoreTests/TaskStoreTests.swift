@@ -1,0 +1,217 @@
+import Foundation
+import HaulCore
+import Testing
+
+@Suite("Task store")
+struct TaskStoreTests {
+    let createdAt = Date(timeIntervalSince1970: 1_700_000_000.125)
+
+    func download(_ id: UInt32) throws -> TaskRecord {
+        var options = DownloadOptions()
+        options.headers = ["Authorization": "Bearer t"]
+        options.sha256 = String(repeating: "ab", count: 32)
+        options.overwrite = true
+        options.maxRetries = 9
+        var record = TaskRecord(
+            id: id,
+            download: try TransferURL("https://alice:s3cret@example.test/file.iso"),
+            to: try LocalPath("/home/alice/file.iso"),
+            options: options,
+            createdAt: createdAt
+        )
+        record.state = .running
+        record.validator = ResumeValidator(etag: #""v1""#, lastModified: "Wed, 21 Oct 2015 07:28:00 GMT")
+        record.expectedTotal = 1 << 40
+        record.httpStatus = 206
+        record.resumable = true
+        return record
+    }
+
+    func upload(_ id: UInt32) throws -> TaskRecord {
+        var options = UploadOptions()
+        options.method = .post
+        options.headers = ["Content-Type": "application/octet-stream"]
+        var record = TaskRecord(
+            id: id,
+            upload: try LocalPath("/home/alice/photo.jpg"),
+            to: try TransferURL("http://example.test/upload"),
+            options: options,
+            createdAt: createdAt
+        )
+        record.state = .completed
+        record.outcome = .failure(.http(status: 503, retryAfter: .seconds(120)))
+        record.httpStatus = 503
+        return record
+    }
+
+    @Test func recordsRoundTripSortedById() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory.appending(path: "tasks", directoryHint: .isDirectory))
+            let records = [
+                try upload(12), try download(3),
+                TaskRecord(
+                    id: 7,
+                    kind: .download,
+                    url: "http://example.test/",
+                    path: "/tmp/x",
+                    createdAt: createdAt
+                ),
+            ]
+            for record in records {
+                try store.save(record)
+            }
+            let loaded = store.loadAll()
+            #expect(loaded.problems == [])
+            #expect(loaded.records == records.sorted { $0.id < $1.id })
+            #expect(try entries(of: store.directory) == ["12.json", "3.json", "7.json"])
+        }
+    }
+
+    @Test func filesArePrivateAndKeepThePassword() throws {
+        try withTemporaryDirectory { directory in
+            let tasks = directory.appending(path: "tasks", directoryHint: .isDirectory)
+            let store = TaskStore(directory: tasks)
+            try store.save(try download(1))
+            let file = tasks.appending(path: "1.json")
+            #expect(try permissions(of: file) == 0o600)
+            #expect(try permissions(of: tasks) == 0o700)
+            let text = try String(contentsOf: file, encoding: .utf8)
+            #expect(text.contains("alice:s3cret@"), "resuming needs the credentials")
+            #expect(!text.contains("bytesReceived"), "byte counts come from the partial file")
+        }
+    }
+
+    @Test func optionsComeBack() throws {
+        let download = try download(1)
+        #expect(download.kind == .download)
+        #expect(download.downloadOptions.headers == ["Authorization": "Bearer t"])
+        #expect(download.downloadOptions.sha256 == String(repeating: "ab", count: 32))
+        #expect(download.downloadOptions.overwrite)
+        #expect(download.downloadOptions.maxRetries == 9)
+        #expect(!download.downloadOptions.startSuspended)
+        let upload = try upload(2)
+        #expect(upload.kind == .upload)
+        #expect(upload.uploadOptions.method == .post)
+        #expect(upload.uploadOptions.headers == ["Content-Type": "application/octet-stream"])
+        #expect(upload.url == "http://example.test/upload")
+        #expect(upload.path == "/home/alice/photo.jpg")
+    }
+
+    @Test func savingReplacesAndRemovingForgets() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            var record = try download(4)
+            try store.save(record)
+            record.state = .suspended
+            try store.save(record)
+            #expect(store.loadAll().records == [record])
+            try store.remove(id: 4)
+            #expect(store.loadAll().records == [])
+            try store.remove(id: 4)
+            try store.remove(id: 99)
+            #expect(try entries(of: directory) == [])
+        }
+    }
+
+    @Test func aMissingDirectoryHoldsNoTasks() {
+        let store = TaskStore(directory: URL(filePath: "/nonexistent-haul-\(UUID().uuidString)/tasks"))
+        let loaded = store.loadAll()
+        #expect(loaded.records == [] && loaded.problems == [])
+    }
+
+    @Test func corruptFilesAreReportedAndTheRestLoads() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            try store.save(try download(1))
+            try store.save(try upload(5))
+            let good = try String(contentsOf: directory.appending(path: "1.json"), encoding: .utf8)
+            let broken: [String: String] = [
+                "2.json": "{ not json",
+                "3.json": good,  // holds task 1
+                "4.json": good.replacingOccurrences(of: #""state" : "running""#, with: #""state" : "completed""#),
+                "6.json": good.replacingOccurrences(of: "https://alice", with: "ftp://alice"),
+                "8.json": good.replacingOccurrences(
+                    of: "\"expectedTotal\" : 1099511627776",
+                    with: "\"expectedTotal\" : -2"
+                ),
+                "9.json": good.replacingOccurrences(of: #""method" : "PUT""#, with: #""method" : "DELETE""#),
+                "10.json": good.replacingOccurrences(of: String(repeating: "ab", count: 32), with: "xyz"),
+            ]
+            for (name, contents) in broken {
+                #expect(contents != good || name == "3.json", "\(name) must differ from the good record")
+                try Data(contents.utf8).write(to: directory.appending(path: name))
+            }
+            let loaded = store.loadAll()
+            #expect(loaded.records.map(\.id) == [1, 5])
+            #expect(loaded.problems.count == broken.count)
+            for name in broken.keys {
+                let path = directory.appending(path: name).path(percentEncoded: false)
+                #expect(loaded.problems.contains { $0.contains(path) }, "\(name) is reported")
+            }
+            #expect(loaded.problems.contains { $0.contains("holds task 1") })
+        }
+    }
+
+    @Test func otherFilesAreIgnored() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            try store.save(try download(1))
+            for name in [".2.json.tmp-1f2e", "notes.txt", "007.json", "-1.json", "x.json", "4294967296.json"] {
+                try Data("garbage".utf8).write(to: directory.appending(path: name))
+            }
+            let loaded = store.loadAll()
+            #expect(loaded.records.map(\.id) == [1])
+            #expect(loaded.problems == [])
+        }
+    }
+
+    @Test func anUnreadableDirectoryIsAProblem() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appending(path: "tasks")
+            try Data().write(to: file)
+            let loaded = TaskStore(directory: file).loadAll()
+            #expect(loaded.records == [])
+            #expect(loaded.problems.count == 1)
+        }
+    }
+
+    @Test func missingOptionalFieldsTakeTheirDefaults() throws {
+        let json = """
+            {"id": 3, "kind": "upload", "url": "http://example.test/u", "path": "/tmp/u", "state": "suspended",
+             "createdAt": 0}
+            """
+        let record = try JSONDecoder().decode(TaskRecord.self, from: Data(json.utf8))
+        #expect(
+            record
+                == TaskRecord(
+                    id: 3,
+                    kind: .upload,
+                    url: "http://example.test/u",
+                    path: "/tmp/u",
+                    createdAt: Date(timeIntervalSinceReferenceDate: 0)
+                )
+        )
+        #expect(record.expectedTotal == -1 && record.maxRetries == 5 && record.method == .put)
+    }
+
+    @Test func outcomeExactlyWhenCompleted() throws {
+        let running =
+            #"{"id":1,"kind":"download","url":"http://e.test/","path":"/tmp/a","state":"running","createdAt":0,"#
+            + #""outcome":{"success":{}}}"#
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(TaskRecord.self, from: Data(running.utf8)) }
+        let completed =
+            #"{"id":1,"kind":"download","url":"http://e.test/","path":"/tmp/a","state":"completed","#
+            + #""createdAt":0}"#
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(TaskRecord.self, from: Data(completed.utf8)) }
+    }
+
+    @Test func nextID() {
+        let store = TaskStore(directory: URL(filePath: "/unused"))
+        func records(_ ids: [UInt32]) -> [TaskRecord] {
+            ids.map { TaskRecord(id: $0, kind: .download, url: "http://e.test/", path: "/tmp/a", createdAt: .now) }
+        }
+        #expect(store.nextID(after: []) == 1)
+        #expect(store.nextID(after: records([3, 7])) == 8)
+        #expect(store.nextID(after: records([.max, 1])) == 2)
+    }
+}

@@ -1,0 +1,171 @@
+import HaulCore
+import Testing
+
+/// Long random sequences of events, driven as a well-behaved owner would (the engine reports only for a transfer in
+/// flight, timers fire with the generation armed), checking after every event that signals come exactly once per real
+/// change and that the owner is never asked to do something impossible.
+@Suite("Transfer task lifecycle invariants")
+struct TransferTaskInvariantTests {
+    @Test(arguments: 1...20)
+    func randomSequencesKeepTheInvariants(seed: UInt64) {
+        var generator = SplitMix64(seed: seed)
+        var owner = OwnerModel(machine: OwnerModel.randomMachine(using: &generator))
+        for _ in 0..<400 {
+            owner.step(using: &generator)
+            if owner.machine.state == .completed && Bool.random(using: &generator) {
+                owner = OwnerModel(machine: OwnerModel.randomMachine(using: &generator), now: owner.now)
+            }
+        }
+    }
+}
+
+/// What the owner knows: whether a transfer is in flight and has been asked to stop, and which timer is armed.
+private struct OwnerModel {
+    var machine: TaskMachine
+    var now = 0
+    var inFlight = false
+    var stopRequested = false
+    var armed: (deadline: TestInstant, generation: UInt64)?
+
+    static func randomMachine(using generator: inout SplitMix64) -> TaskMachine {
+        let maxRetries = UInt32.random(in: 0...3, using: &generator)
+        switch Int.random(in: 0...4, using: &generator) {
+        case 0: return TaskMachine(restoring: .running, outcome: nil, maxRetries: maxRetries)
+        case 1: return TaskMachine(restoring: .suspended, outcome: nil, maxRetries: maxRetries)
+        case 2: return TaskMachine(restoring: .canceling, outcome: nil, maxRetries: maxRetries)
+        default: return TaskMachine(maxRetries: maxRetries)
+        }
+    }
+
+    mutating func step(using generator: inout SplitMix64) {
+        now += Int.random(in: 0...700, using: &generator)
+        let before = (state: machine.state, outcome: machine.outcome)
+        let at = ms(now)
+        let actions: [TaskMachine.Action]
+        switch Int.random(in: 0...9, using: &generator) {
+        case 0:
+            actions = machine.start(now: ms(now))
+        case 1:
+            actions = command(before.state) { try $0.suspend(now: at) }
+        case 2:
+            actions = command(before.state) { try $0.resume(now: at) }
+        case 3:
+            actions = command(before.state) { try $0.cancel(now: at) }
+        case 4 where inFlight:
+            inFlight = false
+            actions = machine.transferSucceeded(now: ms(now))
+        case 5 where inFlight:
+            inFlight = false
+            let failure: TransferFailure =
+                Bool.random(using: &generator) ? .network("reset") : .http(status: 403)
+            actions = machine.transferFailed(failure, now: ms(now))
+        case 6 where inFlight && stopRequested:
+            inFlight = false
+            actions = machine.transferStopped(now: ms(now))
+        case 7 where armed != nil:
+            let timer = armed!
+            armed = nil
+            // Sometimes early, to exercise re-arming.
+            let firedAt = Bool.random(using: &generator) ? timer.deadline : ms(now)
+            now = max(now, Int(firedAt.offset / .milliseconds(1)))
+            actions = machine.retryTimerFired(generation: timer.generation, now: firedAt)
+        case 8:
+            let stale = armed.map { $0.generation &+ UInt64.random(in: 1...3, using: &generator) } ?? 0
+            actions = machine.retryTimerFired(generation: stale, now: ms(now))
+            #expect(actions == [], "a stale timer does nothing")
+        default:
+            return
+        }
+        perform(actions)
+        check(actions, before: before)
+    }
+
+    /// A client command, which must throw exactly when the task has completed.
+    private mutating func command(
+        _ state: TransferTaskState,
+        _ body: (inout TaskMachine) throws -> [TaskMachine.Action]
+    ) -> [TaskMachine.Action] {
+        do {
+            let actions = try body(&machine)
+            #expect(state != .completed)
+            return actions
+        } catch {
+            #expect(state == .completed)
+            #expect(error as? TaskCommandError == .taskCompleted)
+            return []
+        }
+    }
+
+    private mutating func perform(_ actions: [TaskMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .startTransfer:
+                #expect(!inFlight, "never two transfers at once")
+                inFlight = true
+                stopRequested = false
+            case .stopTransfer:
+                #expect(inFlight && !stopRequested, "stop only what runs, once")
+                stopRequested = true
+            case .armRetryTimer(let deadline, let generation):
+                #expect(armed == nil, "one retry timer at a time")
+                armed = (deadline, generation)
+            case .cancelRetryTimer:
+                #expect(armed != nil, "cancel only an armed timer")
+                armed = nil
+            case .removePartialFile, .persist, .publishState, .emitDidResume, .emitDidSuspend, .emitDidComplete:
+                break
+            }
+        }
+    }
+
+    private func check(_ actions: [TaskMachine.Action], before: (state: TransferTaskState, outcome: TransferOutcome?)) {
+        let state = machine.state
+        let changed = state != before.state
+        let published = actions.compactMap { action -> TransferTaskState? in
+            if case .publishState(let published) = action { published } else { nil }
+        }
+        #expect(published == (changed ? [state] : []), "publishState once per real change: \(actions)")
+        #expect(count(.persist, in: actions) == (changed || machine.outcome != before.outcome ? 1 : 0))
+        #expect(count(.emitDidResume, in: actions) == (before.state == .suspended && state == .running ? 1 : 0))
+        #expect(count(.emitDidSuspend, in: actions) == (before.state == .running && state == .suspended ? 1 : 0))
+        let completions = actions.filter { if case .emitDidComplete = $0 { true } else { false } }
+        let justCompleted = before.state != .completed && state == .completed
+        #expect(completions == (justCompleted ? [.emitDidComplete(machine.outcome!)] : []))
+        let removes = justCompleted && machine.outcome != .success
+        #expect(count(.removePartialFile, in: actions) == (removes ? 1 : 0))
+
+        switch state {
+        case .running:
+            #expect(inFlight || armed != nil || machine.attempt == 0, "only a restored task not yet started is idle")
+        case .suspended:
+            #expect(armed == nil)
+            #expect(!inFlight || stopRequested)
+        case .canceling:
+            #expect(armed == nil)
+            #expect(inFlight && stopRequested || machine.attempt == 0, "only a restored cancel has nothing to stop")
+        case .completed:
+            #expect(armed == nil && !inFlight)
+        }
+    }
+
+    private func count(_ action: TaskMachine.Action, in actions: [TaskMachine.Action]) -> Int {
+        actions.filter { $0 == action }.count
+    }
+}
+
+/// A small deterministic generator, so a failing sequence can be replayed from its seed.
+private struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D4_9BB8_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Installs Haul below $PREFIX, or removes it again; `make install` / `make uninstall` call this.
+#
+#   scripts/install-haul.sh install BIN_DIR   BIN_DIR holds the built hauld and haul (release build)
+#   scripts/install-haul.sh uninstall
+#
+# Environment:
+#   PREFIX          where Haul goes (default /usr/local); an absolute path
+#   DESTDIR         staging root for packagers: files go to $DESTDIR$PREFIX/…, paths inside them say $PREFIX/…
+#   USERUNITDIR     the systemd user unit folder (default $PREFIX/lib/systemd/user, or
+#                   $PREFIX/share/systemd/user when PREFIX is inside $HOME: systemd does not search
+#                   ~/.local/lib/systemd/user)
+#   USERNS_COMPAT   auto (default): add hauld.service.d/10-userns-restricted.conf when this kernel restricts
+#                   unprivileged user namespaces; yes / no: always / never
+#   MANPAGE         auto (default): generate haul.1 and hauld.1 with swift-argument-parser's generate-manual
+#                   plugin; no: skip them
+#   SWIFT, SWIFT_FLAGS   the swift command and extra package options (e.g. --scratch-path DIR) for the plugin
+#
+# The unit and the D-Bus activation file name /usr/local/bin/hauld; it is rewritten to $PREFIX/bin/hauld.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+
+action=${1:-}
+PREFIX=${PREFIX:-/usr/local}
+PREFIX=${PREFIX%/}
+DESTDIR=${DESTDIR:-}
+SWIFT=${SWIFT:-swift}
+SWIFT_FLAGS=${SWIFT_FLAGS:-}
+USERNS_COMPAT=${USERNS_COMPAT:-auto}
+MANPAGE=${MANPAGE:-auto}
+
+say() { printf 'haul: %s\n' "$*"; }
+die() { printf 'haul: %s\n' "$*" >&2; exit 1; }
+
+case "$PREFIX" in
+  /*) ;;
+  *) die "PREFIX must be an absolute path (got '$PREFIX')" ;;
+esac
+
+bindir=$PREFIX/bin
+datadir=$PREFIX/share
+if [ -z "${USERUNITDIR:-}" ]; then
+  case "$PREFIX/" in
+    "${HOME:-/nonexistent}"/*) USERUNITDIR=$datadir/systemd/user ;;
+    *) USERUNITDIR=$PREFIX/lib/systemd/user ;;
+  esac
+fi
+dropindir=$USERUNITDIR/hauld.service.d
+
+# Everything install may put in place (uninstall removes exactly these).
+unit=$USERUNITDIR/hauld.service
+dropin=$dropindir/10-userns-restricted.conf
+activation=$datadir/dbus-1/services/org.haul.Haul1.service
+interface=$datadir/dbus-1/interfaces/org.haul.Haul1.xml
+bash_completion=$datadir/bash-completion/completions/haul
+zsh_completion=$datadir/zsh/site-functions/_haul
+fish_completion=$datadir/fish/vendor_completions.d/haul.fish
+mandir=$datadir/man/man1
+all_files=(
+  "$bindir/hauld" "$bindir/haul" "$unit" "$dropin" "$activation" "$interface"
+  "$bash_completion" "$zsh_completion" "$fish_completion" "$mandir/haul.1" "$mandir/hauld.1"
+)
+
+# Where unprivileged user namespaces cannot be used to drop capabilities, a per-user systemd fails
+# hauld.service with status=218/CAPABILITIES (see systemd/userns-restricted.conf).
+userns_restricted() {
+  [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ] && return 0
+  [ "$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null)" = 0 ] && return 0
+  [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null)" = 0 ] && return 0
+  return 1
+}
+
+# Copies a file whose ExecStart= or Exec= line names /usr/local/bin/hauld, naming $bindir/hauld instead.
+# $2 is systemd or dbus: how a path with spaces or % is quoted there.
+install_rewritten() {
+  local source=$1 syntax=$2 target=$3 exec=$bindir/hauld
+  if [ "$syntax" = systemd ]; then exec=${exec//%/%%}; fi
+  case "$exec" in
+    *[[:space:]]*) exec="\"$exec\"" ;;
+  esac
+  # Escape what sed's replacement treats specially: backslash, the | delimiter and &.
+  local replacement
+  replacement=$(printf '%s' "$exec" | sed -e 's/[\\|&]/\\&/g')
+  local tmp
+  tmp=$(mktemp)
+  sed -e "/^Exec\(Start\)\{0,1\}=/s|/usr/local/bin/hauld|$replacement|" "$source" >"$tmp"
+  install -D -m 644 "$tmp" "$DESTDIR$target"
+  rm -f "$tmp"
+  say "installed $DESTDIR$target"
+}
+
+install_file() { # mode source target
+  install -D -m "$1" "$2" "$DESTDIR$3"
+  say "installed $DESTDIR$3"
+}
+
+# Completion scripts from swift-argument-parser; a haul that cannot make one (it prints something else)
+# leaves that shell without completion rather than with a broken file.
+install_completion() { # shell marker target
+  local shell=$1 marker=$2 target=$3 tmp
+  tmp=$(mktemp)
+  if "$bin_dir/haul" --generate-completion-script "$shell" >"$tmp" 2>/dev/null && grep -q -- "$marker" "$tmp"; then
+    install -D -m 644 "$tmp" "$DESTDIR$target"
+    say "installed $DESTDIR$target"
+  else
+    say "warning: 'haul --generate-completion-script $shell' gave no $shell completion; skipped" >&2
+  fi
+  rm -f "$tmp"
+}
+
+# Man pages from swift-argument-parser's generate-manual plugin (it builds every product in release
+# mode, which `make install` has just done, then writes one page per ArgumentParser executable).
+install_manpages() {
+  local log
+  log=$(mktemp)
+  # shellcheck disable=SC2086 # SWIFT_FLAGS is a list of options
+  if ! (cd "$root" && "$SWIFT" package $SWIFT_FLAGS plugin generate-manual) >"$log" 2>&1; then
+    say "warning: the generate-manual plugin failed; no man pages installed (MANPAGE=no skips this):" >&2
+    tail -n 5 "$log" >&2
+    rm -f "$log"
+    return 0
+  fi
+  local page name dir
+  # "Generated manual in 'file:///…/outputs/haul'"
+  while IFS= read -r dir; do
+    for name in haul hauld; do
+      page=$dir/$name.1
+      if [ -f "$page" ]; then install_file 644 "$page" "$mandir/$name.1"; fi
+    done
+  done < <(sed -n "s|^Generated manual in 'file://\(.*\)'\$|\1|p" "$log" | sed 's|/$||')
+  rm -f "$log"
+}
+
+case "$action" in
+  install)
+    bin_dir=${2:?usage: install-haul.sh install BIN_DIR}
+    for program in hauld haul; do
+      [ -x "$bin_dir/$program" ] || die "$bin_dir/$program is missing: build first (make install does)"
+    done
+    [ -f "$root/dbus/org.haul.Haul1.xml" ] || die "dbus/org.haul.Haul1.xml is missing"
+
+    install_file 755 "$bin_dir/hauld" "$bindir/hauld"
+    install_file 755 "$bin_dir/haul" "$bindir/haul"
+    install_rewritten "$root/systemd/hauld.service" systemd "$unit"
+    install_rewritten "$root/dbus/org.haul.Haul1.service" dbus "$activation"
+    install_file 644 "$root/dbus/org.haul.Haul1.xml" "$interface"
+
+    compat=no
+    case "$USERNS_COMPAT" in
+      yes) compat=yes ;;
+      no) ;;
+      auto) if userns_restricted; then compat=yes; fi ;;
+      *) die "USERNS_COMPAT must be auto, yes or no (got '$USERNS_COMPAT')" ;;
+    esac
+    if [ "$compat" = yes ]; then
+      install_file 644 "$root/systemd/userns-restricted.conf" "$dropin"
+      say "this kernel restricts unprivileged user namespaces: hauld.service runs with the reduced sandbox of $(basename "$dropin")"
+    else
+      rm -f "$DESTDIR$dropin"
+      rmdir "$DESTDIR$dropindir" 2>/dev/null || true
+    fi
+
+    install_completion bash "complete" "$bash_completion"
+    install_completion zsh "#compdef haul" "$zsh_completion"
+    install_completion fish "complete -c" "$fish_completion"
+
+    case "$MANPAGE" in
+      no) ;;
+      auto) install_manpages ;;
+      *) die "MANPAGE must be auto or no (got '$MANPAGE')" ;;
+    esac
+
+    if [ -z "$DESTDIR" ]; then
+      cat <<MSG
+haul: done. The first call to org.haul.Haul1 (haul status, dbus-send …) starts hauld through D-Bus
+haul: activation. To run it from login on, with systemd:
+haul:     systemctl --user daemon-reload && systemctl --user enable --now hauld
+MSG
+      case ":${PATH:-}:" in
+        *":$bindir:"*) ;;
+        *) say "note: $bindir is not on PATH" ;;
+      esac
+    fi
+    ;;
+  uninstall)
+    if [ -z "$DESTDIR" ] && [ -f "$unit" ]; then
+      say "if hauld runs under systemd, first: systemctl --user disable --now hauld"
+    fi
+    for file in "${all_files[@]}"; do
+      if [ -e "$DESTDIR$file" ] || [ -L "$DESTDIR$file" ]; then
+        rm -f "$DESTDIR$file"
+        say "removed $DESTDIR$file"
+      fi
+    done
+    rmdir "$DESTDIR$dropindir" 2>/dev/null || true
+    ;;
+  *)
+    die "usage: install-haul.sh install BIN_DIR | uninstall"
+    ;;
+esac
