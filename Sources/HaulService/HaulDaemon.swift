@@ -1,6 +1,7 @@
 import DBusKit
 public import Foundation
 import HaulCore
+import HaulTransfer
 public import Logging
 public import ServiceLifecycle
 
@@ -12,10 +13,13 @@ public struct HaulDaemon: Service {
         public var busAddress: String?
         /// Where settings and tasks are kept (`$XDG_STATE_HOME/haul`).
         public var stateDirectory: URL
+        /// How long a response may stay silent before the attempt counts as stalled (and is retried).
+        public var readTimeout: Duration
 
-        public init(busAddress: String? = nil, stateDirectory: URL) {
+        public init(busAddress: String? = nil, stateDirectory: URL, readTimeout: Duration = .seconds(30)) {
             self.busAddress = busAddress
             self.stateDirectory = stateDirectory
+            self.readTimeout = readTimeout
         }
 
         /// `$XDG_STATE_HOME/haul`, else `~/.local/state/haul`.
@@ -62,13 +66,22 @@ public struct HaulDaemon: Service {
             url: configuration.stateDirectory.appendingPathComponent("indicator.json")
         )
         let indicator = ActivityIndicatorService(objects: objects, store: store, logger: logger)
+        var clientConfiguration = TransferClient.Configuration()
+        clientConfiguration.readTimeout = configuration.readTimeout
+        let tasks = TaskService(
+            objects: objects, indicator: indicator, client: TransferClient(configuration: clientConfiguration),
+            store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")), logger: logger
+        )
 
         await objects.addObjectManager(at: HaulBus.rootPath)
         try await objects.export(
-            [ManagerService.exportedInterface(), await indicator.exportedInterface()], at: HaulBus.managerPath
+            [ManagerService.exportedInterface(tasks: tasks), await indicator.exportedInterface()],
+            at: HaulBus.managerPath
         )
         await objects.onPeerVanished { name in await indicator.releaseHolds(of: name) }
 
+        // Before the name is taken, so that the first caller already sees every task.
+        await tasks.restore()
         switch try await connection.requestName(HaulBus.name) {
         case .primaryOwner, .alreadyOwner:
             break
@@ -84,6 +97,8 @@ public struct HaulDaemon: Service {
             await cancelWhenGracefulShutdown { await objects.run() }
             group.cancelAll()
         }
+        // Attempts stop without touching the saved states: the next start continues every task.
+        await tasks.shutdown()
         let connected = await connection.isConnected
         let lostBus = !Task.isShuttingDownGracefully && !connected
         await connection.close()

@@ -1,40 +1,50 @@
 import DBusKit
 import HaulCore
 
-/// `org.haul.Haul1.Manager`: validates transfer requests. Transfers themselves are not implemented yet, so
-/// a valid request is answered with `org.freedesktop.DBus.Error.NotSupported`; there are no tasks to list,
-/// suspend, resume or cancel.
+/// `org.haul.Haul1.Manager`: validates transfer requests and hands them to the task service.
 enum ManagerService {
-    static func exportedInterface() -> DBusExportedInterface {
+    static func exportedInterface(tasks: TaskService) -> DBusExportedInterface {
         DBusExportedInterface(
             HaulInterfaces.manager,
             methods: [
-                "Download": { call in try download(call.arguments, options: [:]) },
-                "DownloadWithOptions": { call in try download(call.arguments, options: try vardict(call.arguments[2])) },
-                "Upload": { call in try upload(call.arguments, options: [:]) },
-                "UploadWithOptions": { call in try upload(call.arguments, options: try vardict(call.arguments[2])) },
-                "ListTasks": { _ in [.objectPaths([])] },
-                "SuspendAll": { _ in [] },
-                "ResumeAll": { _ in [] },
-                "CancelAll": { _ in [] },
+                "Download": { call in
+                    try await download(call.arguments, options: [:], tasks: tasks)
+                },
+                "DownloadWithOptions": { call in
+                    try await download(call.arguments, options: try vardict(call.arguments[2]), tasks: tasks)
+                },
+                "Upload": { call in
+                    try await upload(call.arguments, options: [:], tasks: tasks)
+                },
+                "UploadWithOptions": { call in
+                    try await upload(call.arguments, options: try vardict(call.arguments[2]), tasks: tasks)
+                },
+                "ListTasks": { _ in [.objectPaths(await tasks.list())] },
+                "SuspendAll": { _ in await tasks.forEachTask(.suspend); return [] },
+                "ResumeAll": { _ in await tasks.forEachTask(.resume); return [] },
+                "CancelAll": { _ in await tasks.forEachTask(.cancel); return [] },
             ]
         )
     }
 
-    private static func download(_ arguments: [DBusValue], options: [String: DBusValue]) throws -> [DBusValue] {
-        _ = try request { () throws(TransferRequestError) in
+    private static func download(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)
+        async throws -> [DBusValue]
+    {
+        let (url, path) = try request { () throws(TransferRequestError) in
             (try TransferURL(arguments[0].stringValue ?? ""), try LocalPath(arguments[1].stringValue ?? ""))
         }
-        _ = try TransferOptionsDecoder.download(options)
-        throw DBusError.notSupported("transfers are not implemented in this version of hauld yet")
+        let decoded = try TransferOptionsDecoder.download(options)
+        return [.objectPath(try await tasks.download(url: url, destination: path, options: decoded))]
     }
 
-    private static func upload(_ arguments: [DBusValue], options: [String: DBusValue]) throws -> [DBusValue] {
-        _ = try request { () throws(TransferRequestError) in
+    private static func upload(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)
+        async throws -> [DBusValue]
+    {
+        let (url, path) = try request { () throws(TransferRequestError) in
             (try TransferURL(arguments[0].stringValue ?? ""), try LocalPath(arguments[1].stringValue ?? ""))
         }
-        _ = try TransferOptionsDecoder.upload(options)
-        throw DBusError.notSupported("transfers are not implemented in this version of hauld yet")
+        let decoded = try TransferOptionsDecoder.upload(options)
+        return [.objectPath(try await tasks.upload(url: url, source: path, options: decoded))]
     }
 
     private static func vardict(_ value: DBusValue) throws(DBusError) -> [String: DBusValue] {

@@ -6,7 +6,8 @@ public final class HauldProcess: Sendable {
     public let running: Command.Running
     public let stateDirectory: URL
 
-    /// Starts hauld on `bus` and waits until it owns `org.haul.Haul1`.
+    /// Starts hauld on `bus` and waits until it — not an earlier one the bus has yet to drop — owns
+    /// `org.haul.Haul1`.
     public init(bus: PrivateBus, stateDirectory: URL? = nil, arguments: [String] = []) async throws {
         let state = stateDirectory ?? bus.directory.appendingPathComponent("state")
         self.stateDirectory = state
@@ -17,7 +18,7 @@ public final class HauldProcess: Sendable {
         let probe = try await DBusConnection.connect(address: bus.address)
         defer { Task { await probe.close() } }
         let deadline = ContinuousClock.now + .seconds(20)
-        while try await !probe.nameHasOwner("org.haul.Haul1") {
+        while try await !Self.ownedBy(running.pid, probe) {
             guard running.isRunning, ContinuousClock.now < deadline else {
                 throw TestSupportError("hauld did not take org.haul.Haul1")
             }
@@ -26,6 +27,15 @@ public final class HauldProcess: Sendable {
     }
 
     public var pid: Int32 { running.pid }
+
+    private static func ownedBy(_ pid: Int32, _ probe: DBusConnection) async throws -> Bool {
+        guard let owner = try? await probe.nameOwner("org.haul.Haul1") else { return false }
+        let reply = try? await probe.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetConnectionUnixProcessID", [.string(owner)]
+        )
+        return reply?.first?.uint32Value == UInt32(bitPattern: pid)
+    }
 
     /// Sends `signal` and collects the exit status and output.
     public func stop(signal: Int32 = SIGTERM) async -> CommandResult {

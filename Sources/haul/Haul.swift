@@ -6,9 +6,14 @@ struct Haul: AsyncParsableCommand {
         commandName: "haul",
         abstract: "Control hauld, the Haul transfer and network-activity daemon, over D-Bus.",
         discussion: """
-            Exit status: 0 success; 1 the daemon refused or an operation failed; 64 usage error; \
-            69 hauld or the session bus cannot be reached. `haul busy` exits with its command's status.
+            Exit status: 0 success; 1 the daemon refused, or the transfer failed; 64 usage error; \
+            69 hauld or the session bus cannot be reached; 130 detached with Ctrl-C (the transfer goes on). \
+            `haul busy` exits with its command's status.
             """,
-        subcommands: [StatusCommand.self, IndicatorCommand.self, BusyCommand.self, MonitorCommand.self]
+        subcommands: [
+            GetCommand.self, PutCommand.self, ListCommand.self, SuspendCommand.self, ResumeCommand.self,
+            CancelCommand.self, ForgetCommand.self, WatchCommand.self, StatusCommand.self, IndicatorCommand.self,
+            BusyCommand.self, MonitorCommand.self,
+        ]
     )
 }

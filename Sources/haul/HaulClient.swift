@@ -58,6 +58,7 @@ struct HaulClient {
 enum CLIFailure: Error, CustomStringConvertible {
     case unreachable(String)
     case refused(String)
+    case taskFailed(String)
 
     static let unreachableNames: Set<String> = [
         "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
@@ -79,14 +80,14 @@ enum CLIFailure: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .unreachable(let message), .refused(let message): message
+        case .unreachable(let message), .refused(let message), .taskFailed(let message): message
         }
     }
 
     var exitCode: ExitCode {
         switch self {
         case .unreachable: ExitCode(69)  // EX_UNAVAILABLE
-        case .refused: .failure
+        case .refused, .taskFailed: .failure
         }
     }
 }

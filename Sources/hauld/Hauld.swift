@@ -25,9 +25,15 @@ struct Hauld: AsyncParsableCommand {
     @Option(help: "Keep settings and tasks here (default: $XDG_STATE_HOME/haul).")
     var stateDirectory: String?
 
+    @Option(help: ArgumentHelp("Seconds a response may stay silent before the attempt is retried.", valueName: "S"))
+    var readTimeout: Double = 30
+
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("unknown log level '\(logLevel)'")
+        }
+        guard readTimeout > 0, readTimeout <= 3600 else {
+            throw ValidationError("--read-timeout must be between 0 and 3600 seconds")
         }
     }
 
@@ -46,7 +52,8 @@ struct Hauld: AsyncParsableCommand {
             configuration: .init(
                 busAddress: address,
                 stateDirectory: stateDirectory.map { URL(fileURLWithPath: $0) }
-                    ?? HaulDaemon.Configuration.defaultStateDirectory(environment: environment)
+                    ?? HaulDaemon.Configuration.defaultStateDirectory(environment: environment),
+                readTimeout: .milliseconds(Int64(readTimeout * 1000))
             ),
             logger: logger
         )

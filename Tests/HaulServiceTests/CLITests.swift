@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// `haul` run as a user would, against hauld on a private bus.
-@Suite struct CLITests {
+@Suite(.timeLimit(.minutes(2))) struct CLITests {
     func haul(_ fixture: DaemonFixture, _ arguments: [String]) async throws -> CommandResult {
         try await Command.run(Command.built("haul"), arguments, environment: fixture.bus.environment)
     }

@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// dbus/org.haul.Haul1.xml is the documented contract; hauld must export exactly what it says.
-@Suite struct ContractTests {
+@Suite(.timeLimit(.minutes(2))) struct ContractTests {
     static let contractFile = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("dbus/org.haul.Haul1.xml")

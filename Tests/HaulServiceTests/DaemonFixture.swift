@@ -12,10 +12,12 @@ struct DaemonFixture {
     static let manager: ObjectPath = "/org/haul/Haul1/Manager"
     static let indicator = "org.haul.Haul1.ActivityIndicator"
 
-    static func with(stateDirectory: URL? = nil, _ body: (DaemonFixture) async throws -> Void) async throws {
+    static func with(
+        stateDirectory: URL? = nil, arguments: [String] = [], _ body: (DaemonFixture) async throws -> Void
+    ) async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let hauld = try await HauldProcess(bus: bus, stateDirectory: stateDirectory)
+        let hauld = try await HauldProcess(bus: bus, stateDirectory: stateDirectory, arguments: arguments)
         let client = try await DBusConnection.connect(address: bus.address)
         try await body(DaemonFixture(bus: bus, hauld: hauld, client: client))
         await client.close()

@@ -3,7 +3,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-@Suite struct DaemonLifecycleTests {
+@Suite(.timeLimit(.minutes(2))) struct DaemonLifecycleTests {
     @Test func aSecondHauldExitsWithStatus3AndAClearMessage() async throws {
         try await DaemonFixture.with { fixture throws in
             var environment = fixture.bus.environment

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// The delayed activity manager as clients see it on a real bus.
-@Suite struct IndicatorBusTests {
+@Suite(.timeLimit(.minutes(2))) struct IndicatorBusTests {
     /// VisibilityChanged follows the configured delays. Lower bounds are exact (never early); upper bounds
     /// are loose because a loaded 2-core machine can be late.
     @Test func visibilityFollowsTheConfiguredDelays() async throws {

@@ -1,9 +1,10 @@
 import DBusKit
+import Foundation
 import HaulTestSupport
 import Testing
 
 /// Manager requests are validated before anything starts, with the contract's error names.
-@Suite struct ManagerValidationTests {
+@Suite(.timeLimit(.minutes(2))) struct ManagerValidationTests {
     static let manager = "org.haul.Haul1.Manager"
 
     func call(_ fixture: DaemonFixture, _ member: String, _ body: [DBusValue]) async -> DBusError? {
@@ -21,13 +22,13 @@ import Testing
     @Test func urlsAndPathsAreValidated() async throws {
         try await DaemonFixture.with { fixture throws in
             let cases: [(String, [DBusValue], String)] = [
-                ("Download", [.string("ftp://example.test/f"), .string("/tmp/f")], "org.haul.Haul1.Error.UnsupportedScheme"),
+                ("Download", [.string("ftp://127.0.0.1:1/f"), .string("/tmp/f")], "org.haul.Haul1.Error.UnsupportedScheme"),
                 ("Download", [.string("file:///etc/passwd"), .string("/tmp/f")], "org.haul.Haul1.Error.UnsupportedScheme"),
                 ("Download", [.string("not a url"), .string("/tmp/f")], "org.haul.Haul1.Error.InvalidArgument"),
-                ("Download", [.string("http://example.test/f"), .string("relative")], "org.haul.Haul1.Error.InvalidArgument"),
-                ("Upload", [.string("gopher://example.test/"), .string("/tmp/f")], "org.haul.Haul1.Error.UnsupportedScheme"),
+                ("Download", [.string("http://127.0.0.1:1/f"), .string("relative")], "org.haul.Haul1.Error.InvalidArgument"),
+                ("Upload", [.string("gopher://127.0.0.1:1/"), .string("/tmp/f")], "org.haul.Haul1.Error.UnsupportedScheme"),
                 ("Download", [.int32(1), .string("/tmp/f")], "org.freedesktop.DBus.Error.InvalidArgs"),
-                ("Download", [.string("http://example.test/f")], "org.freedesktop.DBus.Error.InvalidArgs"),
+                ("Download", [.string("http://127.0.0.1:1/f")], "org.freedesktop.DBus.Error.InvalidArgs"),
                 ("Frobnicate", [], "org.freedesktop.DBus.Error.UnknownMethod"),
             ]
             for (member, body, expected) in cases {
@@ -39,7 +40,7 @@ import Testing
 
     @Test func optionsAreStrict() async throws {
         try await DaemonFixture.with { fixture throws in
-            let url = DBusValue.string("https://example.test/f")
+            let url = DBusValue.string("https://127.0.0.1:1/f")
             let path = DBusValue.string("/tmp/haul-test-file")
             let refused: [[String: DBusValue]] = [
                 ["colour": .string("blue")],
@@ -58,24 +59,38 @@ import Testing
         }
     }
 
-    @Test func validRequestsAreAnsweredNotSupportedUntilTransfersExist() async throws {
+    /// Every option of the contract is accepted. Port 1 of loopback refuses connections, so nothing leaves
+    /// this machine; with no retries the task then completes with a Network error.
+    @Test func validRequestsCreateTasks() async throws {
         try await DaemonFixture.with { fixture throws in
+            let destination = fixture.bus.directory.appendingPathComponent("f").path
             let options: [String: DBusValue] = [
                 "overwrite": .boolean(true), "sha256": .string(String(repeating: "0", count: 64)),
                 "headers": .stringDictionary(["X-Token": "t"]), "start-suspended": .boolean(true),
-                "max-retries": .uint32(2),
+                "max-retries": .uint32(0),
             ]
-            let download = await call(
-                fixture, "DownloadWithOptions", [.string("https://example.test/f"), .string("/tmp/f"), .vardict(options)]
+            let reply = try await fixture.client.call(
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+                member: "DownloadWithOptions", [.string("http://127.0.0.1:1/f"), .string(destination), .vardict(options)]
             )
-            #expect(download?.name == "org.freedesktop.DBus.Error.NotSupported")
+            let task = try #require(reply.first?.objectPathValue)
             let tasks = try await fixture.client.call(
                 destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
             )
-            #expect(tasks == [.array(.objectPath, [])])
-            for member in ["SuspendAll", "ResumeAll", "CancelAll"] {
+            #expect(tasks == [.array(.objectPath, [.objectPath(task)])])
+            let state = try await fixture.client.property(
+                destination: DaemonFixture.name, path: task, interface: "org.haul.Haul1.Task", name: "State"
+            )
+            #expect(state == .string("suspended"))
+            for member in ["SuspendAll", "ResumeAll"] {
                 #expect(await call(fixture, member, []) == nil)
             }
+            #expect(await call(fixture, "CancelAll", []) == nil)
+            #expect(try await fixture.eventually {
+                try await fixture.client.property(
+                    destination: DaemonFixture.name, path: task, interface: "org.haul.Haul1.Task", name: "State"
+                ) == .string("completed")
+            })
         }
     }
 }

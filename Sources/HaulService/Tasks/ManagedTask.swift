@@ -1,0 +1,67 @@
+import DBusKit
+import HaulCore
+import HaulTransfer
+
+/// One transfer as the service holds it: its persisted record, its lifecycle machine and what runs for it.
+struct ManagedTask {
+    typealias Machine = TransferTaskStateMachine<ContinuousClock.Instant>
+
+    var record: TaskRecord
+    var machine: Machine
+    let path: ObjectPath
+    let probe = ProgressProbe()
+    var meter = ProgressMeter<ContinuousClock.Instant>()
+    var attempt: Task<Void, Never>?
+    var retryTimer: Task<Void, Never>?
+
+    init(record: TaskRecord, machine: Machine) {
+        self.record = record
+        self.machine = machine
+        path = HaulBus.tasksPath.appending(String(record.id)) ?? HaulBus.tasksPath
+    }
+
+    var partialPath: String { DownloadCompletion.partialPath(for: record.path) }
+
+    /// Bytes of a download already on disk: in the partial file, or the finished file.
+    var bytesOnDisk: UInt64 {
+        if record.state == .completed, record.outcome == .success { return DownloadCompletion.size(of: record.path) }
+        return DownloadCompletion.size(of: partialPath)
+    }
+
+    /// Every property of `org.haul.Haul1.Task`.
+    func properties(rate: UInt64 = 0) -> [String: DBusValue] {
+        let reading = probe.reading
+        let download = record.kind == .download
+        let failure = machine.outcome?.failure
+        return [
+            "Id": .uint32(record.id),
+            "Kind": .string(record.kind.rawValue),
+            "URL": .string((try? TransferURL(record.url))?.description ?? record.url),
+            "Path": .string(record.path),
+            "State": .string(machine.state.rawValue),
+            "BytesReceived": .uint64(download ? reading.bytes : 0),
+            "BytesExpectedToReceive": .int64(download ? reading.expected : -1),
+            "BytesSent": .uint64(download ? 0 : reading.bytes),
+            "BytesExpectedToSend": .int64(download ? 0 : reading.expected),
+            "DownloadProgress": .double(download ? progress(reading) : 0),
+            "UploadProgress": .double(download ? 0 : progress(reading)),
+            "Rate": .uint64(rate),
+            "Cancellable": .boolean(machine.isCancellable),
+            "Pausable": .boolean(machine.isPausable),
+            "Resumable": .boolean(download && record.resumable),
+            "ErrorName": .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
+            "ErrorMessage": .string(failure?.message ?? ""),
+            "HTTPStatus": .uint32(record.httpStatus),
+        ]
+    }
+
+    private func progress(_ reading: ProgressProbe.Reading) -> Double {
+        if record.state == .completed, record.outcome == .success { return 1 }
+        return ProgressMeter<ContinuousClock.Instant>.fraction(done: reading.bytes, expected: reading.expected)
+    }
+}
+
+extension HaulErrorName {
+    /// `org.haul.Haul1.Error.<Kind>` for a transfer failure.
+    static func fullName(of kind: TransferErrorKind) -> String { "org.haul.Haul1.Error.\(kind.rawValue)" }
+}

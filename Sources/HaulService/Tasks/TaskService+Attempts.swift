@@ -1,0 +1,110 @@
+import DBusKit
+import Foundation
+import HaulCore
+import HaulTransfer
+import Logging
+
+/// Attempts: one HTTP request each, run off the actor; their results go back to the task's lifecycle machine.
+extension TaskService {
+    /// Every start is answered by exactly one `attemptEnded` (the machine relies on it).
+    func startAttempt(_ id: UInt32) {
+        guard let task = tasks[id] else { return }
+        let record = task.record
+        let probe = task.probe
+        let client = client
+        tasks[id]?.meter = ProgressMeter()
+        // The service outlives its attempts (shutdown waits for them), so they hold it strongly.
+        tasks[id]?.attempt = Task { [self] in
+            let result: Result<UInt32?, TransferFailure>
+            do throws(TransferFailure) {
+                switch record.kind {
+                case .download:
+                    try await Self.download(record, probe: probe, client: client) { head in
+                        Task { await self.headReceived(id, head) }
+                    }
+                    result = .success(nil)
+                case .upload:
+                    result = .success(try await Self.upload(record, probe: probe, client: client))
+                }
+            } catch {
+                result = .failure(error)
+            }
+            await self.attemptEnded(id, result, stopped: Task.isCancelled)
+        }
+    }
+
+    private static func download(
+        _ record: TaskRecord, probe: ProgressProbe, client: TransferClient,
+        onHead: @escaping @Sendable (DownloadHead) -> Void
+    ) async throws(TransferFailure) {
+        let url = try transferURL(record)
+        let partial = DownloadCompletion.partialPath(for: record.path)
+        // Without a validator the server's answer to a range cannot be trusted: start from zero.
+        let offset = record.validator == nil ? 0 : Int64(DownloadCompletion.size(of: partial))
+        probe.set(bytes: UInt64(offset), expected: record.expectedTotal)
+        _ = try await client.download(
+            url: url, partialPath: partial, offset: offset, validator: record.validator, headers: record.headers,
+            onHead: onHead, onProgress: { probe.set(bytes: $0) }
+        )
+        if Task.isCancelled { throw .cancelled }
+        try DownloadCompletion.finish(destination: record.path, sha256: record.sha256, overwrite: record.overwrite)
+    }
+
+    private static func upload(_ record: TaskRecord, probe: ProgressProbe, client: TransferClient)
+        async throws(TransferFailure) -> UInt32
+    {
+        let url = try transferURL(record)
+        probe.set(bytes: 0, expected: Int64(DownloadCompletion.size(of: record.path)))
+        let status = try await client.upload(
+            url: url, path: record.path, method: record.method, headers: record.headers,
+            onProgress: { probe.set(bytes: $0, expected: $1) }
+        )
+        return UInt32(clamping: status)
+    }
+
+    private static func transferURL(_ record: TaskRecord) throws(TransferFailure) -> URL {
+        do {
+            return try TransferURL(record.url).url
+        } catch {
+            throw TransferFailure(kind: .invalidArgument, message: error.description, isTransient: false)
+        }
+    }
+
+    /// A response head: what the server says about resuming, saved at once so a crash can resume too. It is
+    /// published with the next progress tick, within 100 ms, keeping to ten updates a second.
+    private func headReceived(_ id: UInt32, _ head: DownloadHead) async {
+        guard var task = tasks[id] else { return }
+        let validator = ResumeValidator(headers: head.headers)
+        task.record.validator = validator.etag == nil && validator.lastModified == nil ? nil : validator
+        task.record.resumable = HTTPResume.isResumable(status: head.status, headers: head.headers)
+        task.record.httpStatus = UInt32(clamping: head.status)
+        task.record.expectedTotal = head.expectedTotal ?? -1
+        task.probe.set(bytes: UInt64(head.offset), expected: task.record.expectedTotal)
+        tasks[id] = task
+        await persist(id)
+    }
+
+    private func attemptEnded(_ id: UInt32, _ result: Result<UInt32?, TransferFailure>, stopped: Bool) async {
+        guard !isShuttingDown, var task = tasks[id] else { return }
+        task.attempt = nil
+        let now = clock.now
+        let actions: [ManagedTask.Machine.Action]
+        switch result {
+        case .success(let status):
+            if let status { task.record.httpStatus = status }
+            if task.record.kind == .download {
+                let size = DownloadCompletion.size(of: task.record.path)
+                task.probe.set(bytes: size, expected: task.record.expectedTotal < 0 ? Int64(size) : task.record.expectedTotal)
+            }
+            actions = task.machine.transferSucceeded(now: now)
+        case .failure(let failure) where stopped || failure == .cancelled:
+            actions = task.machine.transferStopped(now: now)
+        case .failure(let failure):
+            if let status = failure.httpStatus { task.record.httpStatus = status }
+            logger.info("task \(id) attempt \(task.machine.attempt) failed: \(failure)")
+            actions = task.machine.transferFailed(failure, now: now)
+        }
+        tasks[id] = task
+        await perform(actions, for: id)
+    }
+}

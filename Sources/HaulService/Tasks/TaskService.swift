@@ -1,0 +1,289 @@
+import DBusKit
+import Foundation
+import HaulCore
+import HaulTransfer
+import Logging
+
+/// Runs transfers on the bus (SPEC §2): one `org.haul.Haul1.Task` object per task, each driven by its pure
+/// lifecycle machine; the actions it returns (start or stop an attempt, arm a retry, persist, publish, signal)
+/// are carried out here. Records are saved on every state change, so a restart finds every task as it was.
+actor TaskService {
+    let objects: DBusObjectServer
+    private let indicator: ActivityIndicatorService
+    let client: TransferClient
+    private let store: TaskStore
+    let logger: Logger
+    let clock = ContinuousClock()
+    var tasks: [UInt32: ManagedTask] = [:]
+    var isShuttingDown = false
+    private var nextID: UInt32 = 1
+    private var ticker: Task<Void, Never>?
+
+    init(
+        objects: DBusObjectServer, indicator: ActivityIndicatorService, client: TransferClient, store: TaskStore,
+        logger: Logger
+    ) {
+        self.objects = objects
+        self.indicator = indicator
+        self.client = client
+        self.store = store
+        self.logger = logger
+    }
+
+    // MARK: Restoring and stopping
+
+    /// Exports every saved task in the state it had and continues the running ones from their bytes on disk.
+    func restore() async {
+        let (records, problems) = store.loadAll()
+        for problem in problems { logger.warning("skipping a saved task: \(problem)") }
+        nextID = store.nextID(after: records)
+        for record in records {
+            let machine = ManagedTask.Machine(
+                restoring: record.state, outcome: record.outcome, maxRetries: record.maxRetries
+            )
+            let task = ManagedTask(record: record, machine: machine)
+            if record.kind == .download { task.probe.set(bytes: task.bytesOnDisk, expected: record.expectedTotal) }
+            tasks[record.id] = task
+            await export(task)
+        }
+        for id in tasks.keys.sorted() {
+            guard var task = tasks[id] else { continue }
+            let actions = task.machine.start(now: clock.now)
+            tasks[id] = task
+            await perform(actions, for: id)
+        }
+        if !records.isEmpty { logger.info("restored \(records.count) task(s)") }
+    }
+
+    /// Stops every attempt without touching the saved states, so that the next start continues them all.
+    func shutdown() async {
+        isShuttingDown = true
+        ticker?.cancel()
+        for task in tasks.values {
+            task.retryTimer?.cancel()
+            task.attempt?.cancel()
+        }
+        for task in tasks.values { await task.attempt?.value }
+        await client.shutdown()
+    }
+
+    // MARK: Manager requests
+
+    func download(url: TransferURL, destination: LocalPath, options: DownloadOptions) async throws(DBusError)
+        -> ObjectPath
+    {
+        try RequestChecks.destination(destination.path, overwrite: options.overwrite)
+        if tasks.values.contains(where: { $0.record.path == destination.path && $0.record.state != .completed }) {
+            throw HaulErrorName.fileExists.error("another task is already downloading to \(destination.path)")
+        }
+        let record = TaskRecord(id: nextID, download: url, to: destination, options: options, createdAt: Date())
+        return try await add(record, startSuspended: options.startSuspended)
+    }
+
+    func upload(url: TransferURL, source: LocalPath, options: UploadOptions) async throws(DBusError) -> ObjectPath {
+        try RequestChecks.source(source.path)
+        let record = TaskRecord(id: nextID, upload: source, to: url, options: options, createdAt: Date())
+        return try await add(record, startSuspended: false)
+    }
+
+    func list() -> [ObjectPath] { tasks.keys.sorted().compactMap { tasks[$0]?.path } }
+
+    func forEachTask(_ command: TaskCommand) async {
+        for id in tasks.keys.sorted() { try? await run(command, on: id) }
+    }
+
+    private func add(_ record: TaskRecord, startSuspended: Bool) async throws(DBusError) -> ObjectPath {
+        nextID += 1
+        var task = ManagedTask(record: record, machine: ManagedTask.Machine(maxRetries: record.maxRetries))
+        do {
+            try store.save(task.record)
+        } catch {
+            throw HaulErrorName.permissionDenied.error("cannot save the task in \(store.directory.path): \(error)")
+        }
+        task.probe.set(bytes: 0, expected: -1)
+        tasks[record.id] = task
+        await export(task)
+        if startSuspended {
+            await persist(record.id)
+        } else {
+            let actions = task.machine.start(now: clock.now)
+            tasks[record.id]?.machine = task.machine
+            await perform(actions, for: record.id)
+        }
+        return task.path
+    }
+
+    // MARK: Task commands
+
+    enum TaskCommand: Sendable { case suspend, resume, cancel }
+
+    func run(_ command: TaskCommand, on id: UInt32) async throws(DBusError) {
+        guard var task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
+        let actions: [ManagedTask.Machine.Action]
+        do {
+            switch command {
+            case .suspend: actions = try task.machine.suspend(now: clock.now)
+            case .resume: actions = try task.machine.resume(now: clock.now)
+            case .cancel: actions = try task.machine.cancel(now: clock.now)
+            }
+        } catch {
+            throw HaulErrorName.taskCompleted.error("task \(id) has completed")
+        }
+        tasks[id] = task
+        await perform(actions, for: id)
+    }
+
+    func forget(_ id: UInt32) async throws(DBusError) {
+        guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
+        guard task.machine.state == .completed else {
+            throw HaulErrorName.taskNotCompleted.error("task \(id) is \(task.machine.state.rawValue); cancel it first")
+        }
+        tasks[id] = nil
+        try? store.remove(id: id)
+        try? await objects.unexport(task.path)
+    }
+
+    // MARK: Actions
+
+    func perform(_ actions: [ManagedTask.Machine.Action], for id: UInt32) async {
+        for action in actions {
+            guard tasks[id] != nil else { return }
+            switch action {
+            case .startTransfer:
+                startAttempt(id)
+            case .stopTransfer:
+                tasks[id]?.attempt?.cancel()
+            case .armRetryTimer(let deadline, let generation):
+                tasks[id]?.retryTimer?.cancel()
+                tasks[id]?.retryTimer = Task { [weak self, clock] in
+                    try? await Task.sleep(until: deadline, clock: clock)
+                    guard !Task.isCancelled else { return }
+                    await self?.retryTimerFired(id, generation: generation)
+                }
+            case .cancelRetryTimer:
+                tasks[id]?.retryTimer?.cancel()
+                tasks[id]?.retryTimer = nil
+            case .removePartialFile:
+                if let task = tasks[id], task.record.kind == .download {
+                    unlink(task.partialPath)
+                    task.probe.set(bytes: 0)
+                }
+            case .persist:
+                await persist(id)
+            case .publishState:
+                await publishState(id)
+            case .emitDidResume:
+                await emitManagerSignal("TaskDidResume", id)
+            case .emitDidSuspend:
+                await emitManagerSignal("TaskDidSuspend", id)
+            case .emitDidComplete(let outcome):
+                await emitManagerSignal("TaskDidComplete", id, outcome: outcome)
+            }
+        }
+    }
+
+    private func retryTimerFired(_ id: UInt32, generation: UInt64) async {
+        guard var task = tasks[id] else { return }
+        let actions = task.machine.retryTimerFired(generation: generation, now: clock.now)
+        tasks[id] = task
+        await perform(actions, for: id)
+    }
+
+    func persist(_ id: UInt32) async {
+        guard var task = tasks[id] else { return }
+        task.record.state = task.machine.state
+        task.record.outcome = task.machine.outcome
+        tasks[id] = task
+        do {
+            try store.save(task.record)
+        } catch {
+            logger.error("could not save task \(id): \(error)")
+        }
+    }
+
+    private func publishState(_ id: UInt32) async {
+        guard var task = tasks[id] else { return }
+        task.record.state = task.machine.state
+        task.record.outcome = task.machine.outcome
+        tasks[id] = task
+        await publish(id, task.properties(rate: task.meter.rate(now: clock.now)))
+        let running = tasks.values.filter { $0.machine.state == .running }.count
+        await indicator.setRunningTaskCount(UInt32(clamping: running))
+        if running > 0 { startTicker() }
+    }
+
+    private func emitManagerSignal(_ member: String, _ id: UInt32, outcome: TransferOutcome? = nil) async {
+        guard let path = tasks[id]?.path else { return }
+        var body: [DBusValue] = [.objectPath(path)]
+        if let outcome {
+            let failure = outcome.failure
+            body += [
+                .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""), .string(failure?.message ?? ""),
+            ]
+        }
+        do {
+            try await objects.emitSignal(
+                path: HaulBus.managerPath, interface: HaulBus.managerInterface, member: member, body
+            )
+        } catch {
+            logger.error("could not emit \(member): \(error)")
+        }
+    }
+
+    // MARK: Publishing
+
+    private func export(_ task: ManagedTask) async {
+        let id = task.record.id
+        let interface = DBusExportedInterface(
+            HaulInterfaces.task,
+            methods: [
+                "Suspend": { [self] _ in try await self.run(.suspend, on: id); return [] },
+                "Resume": { [self] _ in try await self.run(.resume, on: id); return [] },
+                "Cancel": { [self] _ in try await self.run(.cancel, on: id); return [] },
+                "Forget": { [self] _ in try await self.forget(id); return [] },
+            ],
+            properties: task.properties()
+        )
+        do {
+            try await objects.export([interface], at: task.path)
+        } catch {
+            logger.error("could not export task \(id): \(error)")
+        }
+    }
+
+    func publish(_ id: UInt32, _ properties: [String: DBusValue]) async {
+        guard let path = tasks[id]?.path else { return }
+        do {
+            try await objects.updateProperties(properties, interface: HaulBus.taskInterface, at: path)
+        } catch {
+            logger.error("could not publish task \(id): \(error)")
+        }
+    }
+
+    /// Publishes running tasks' progress ten times a second — the coalescing of SPEC §2 — and stops when
+    /// nothing runs, so an idle daemon has no timer.
+    private func startTicker() {
+        guard ticker == nil else { return }
+        ticker = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                guard let self, await self.tick() else { return }
+            }
+        }
+    }
+
+    /// Returns whether anything is still running.
+    private func tick() async -> Bool {
+        let now = clock.now
+        var anyRunning = false
+        for id in tasks.keys.sorted() {
+            guard var task = tasks[id], task.machine.state == .running else { continue }
+            anyRunning = true
+            _ = task.meter.record(bytes: task.probe.reading.bytes, now: now)
+            tasks[id]?.meter = task.meter
+            await publish(id, task.properties(rate: task.meter.rate(now: now)))
+        }
+        if !anyRunning { ticker = nil }
+        return anyRunning
+    }
+}

@@ -1,0 +1,53 @@
+import Crypto
+import Foundation
+public import HaulCore
+
+/// The last step of a download: the partial file is flushed, checked against the expected SHA-256 if one was
+/// given, and renamed over the destination — never onto a file that appeared meanwhile unless `overwrite`.
+public enum DownloadCompletion {
+    /// `<destination>.haul-partial`, beside the destination so that the final rename stays on one file system.
+    public static func partialPath(for destination: String) -> String { destination + ".haul-partial" }
+
+    public static func finish(destination: String, sha256: String?, overwrite: Bool) throws(TransferFailure) {
+        let partial = partialPath(for: destination)
+        if let expected = sha256 {
+            let actual = try digest(of: partial)
+            guard actual == expected else {
+                unlink(partial)
+                throw .checksumMismatch(expected: expected, actual: actual)
+            }
+        }
+        if overwrite {
+            guard rename(partial, destination) == 0 else { throw .fromErrno(errno, path: destination) }
+        } else {
+            // link() refuses an existing destination atomically, where rename() would replace it.
+            guard link(partial, destination) == 0 else { throw .fromErrno(errno, path: destination) }
+            unlink(partial)
+        }
+    }
+
+    /// Hex SHA-256 of a file, read in large chunks.
+    public static func digest(of path: String) throws(TransferFailure) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .fromErrno(errno, path: path) }
+        defer { close(fd) }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .fromErrno(errno, path: path)
+            }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The size of a file, 0 when it does not exist.
+    public static func size(of path: String) -> UInt64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_size) : 0
+    }
+}

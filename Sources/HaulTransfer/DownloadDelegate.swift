@@ -1,0 +1,169 @@
+import AsyncHTTPClient
+import Foundation
+import HaulCore
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Receives one HTTP response of a download and writes its body into the partial file, from the offset the
+/// server agreed to (`HTTPResume.interpret`): truncating for a full response, appending for a matching 206.
+///
+/// AHC calls a delegate on the request's event loop; the state still sits in a `Mutex` because `stop()` comes
+/// from another thread, and must guarantee that no byte is written once it returns.
+final class DownloadDelegate: HTTPClientResponseDelegate {
+    typealias Response = DownloadOutcome
+
+    fileprivate struct State {
+        var fd: Int32 = -1
+        var bytesOnDisk: UInt64 = 0
+        var stopped = false
+        var failure: TransferFailure?
+        var alreadyComplete = false
+    }
+
+    private let state = Mutex(State())
+    private let partialPath: String
+    private let requestedOffset: Int64
+    private let onHead: @Sendable (DownloadHead) -> Void
+    private let onProgress: @Sendable (UInt64) -> Void
+
+    init(
+        partialPath: String, requestedOffset: Int64, onHead: @escaping @Sendable (DownloadHead) -> Void,
+        onProgress: @escaping @Sendable (UInt64) -> Void
+    ) {
+        self.partialPath = partialPath
+        self.requestedOffset = requestedOffset
+        self.onHead = onHead
+        self.onProgress = onProgress
+    }
+
+    /// From now on nothing more is written; the caller also cancels the request.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            state.closeFile()
+        }
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let headers = head.headers.map { ($0.name, $0.value) }
+        let status = Int(head.status.code)
+        let decision = HTTPResume.interpret(status: status, headers: headers, requestedOffset: requestedOffset)
+        let result: Result<DownloadHead, TransferFailure> = state.withLock { state in
+            guard !state.stopped else { return .failure(.cancelled) }
+            switch decision {
+            case .writeFromStart(let total):
+                return state.open(partialPath, truncate: true, offset: 0).map {
+                    DownloadHead(status: status, headers: headers, offset: 0, expectedTotal: total)
+                }
+            case .append(let offset, let total):
+                return state.open(partialPath, truncate: false, offset: offset).map {
+                    DownloadHead(status: status, headers: headers, offset: offset, expectedTotal: total)
+                }
+            case .alreadyComplete:
+                state.alreadyComplete = true
+                state.bytesOnDisk = UInt64(max(requestedOffset, 0))
+                return .success(
+                    DownloadHead(status: status, headers: headers, offset: requestedOffset, expectedTotal: requestedOffset)
+                )
+            case .fail(let failure):
+                state.failure = failure
+                // The partial file does not fit the resource any more: the next attempt starts from zero.
+                if decision.discardsPartialFile { truncate(partialPath, 0) }
+                return .failure(failure)
+            }
+        }
+        switch result {
+        case .success(let downloadHead):
+            onHead(downloadHead)
+            return task.eventLoop.makeSucceededVoidFuture()
+        case .failure(let failure):
+            return task.eventLoop.makeFailedFuture(failure)
+        }
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let written: Result<UInt64?, TransferFailure> = state.withLock { state in
+            if state.stopped { return .failure(.cancelled) }
+            if state.alreadyComplete { return .success(nil) }
+            return state.write(buffer, path: partialPath).map { state.bytesOnDisk }
+        }
+        switch written {
+        case .success(let total):
+            if let total { onProgress(total) }
+            return task.eventLoop.makeSucceededVoidFuture()
+        case .failure(let failure):
+            return task.eventLoop.makeFailedFuture(failure)
+        }
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Response>, _ error: any Error) {
+        state.withLock { $0.closeFile() }
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+        try state.withLock { state in
+            defer { state.closeFile() }
+            if let failure = state.failure { throw failure }
+            if state.stopped { throw TransferFailure.cancelled }
+            if state.fd >= 0, fsync(state.fd) != 0 {
+                throw TransferFailure.fromErrno(errno, path: partialPath)
+            }
+            return DownloadOutcome(bytesOnDisk: state.bytesOnDisk)
+        }
+    }
+}
+
+extension DownloadDelegate.State {
+    mutating func open(_ path: String, truncate: Bool, offset: Int64) -> Result<Void, TransferFailure> {
+        closeFile()
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0o644)
+        guard descriptor >= 0 else { return .failure(.fromErrno(errno, path: path)) }
+        // The partial file may hold more than the server resumed from (a write cut short): drop the tail.
+        guard ftruncate(descriptor, off_t(offset)) == 0, lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
+            let failure = TransferFailure.fromErrno(errno, path: path)
+            Glibc.close(descriptor)
+            return .failure(failure)
+        }
+        fd = descriptor
+        bytesOnDisk = UInt64(offset)
+        return .success(())
+    }
+
+    mutating func write(_ buffer: ByteBuffer, path: String) -> Result<Void, TransferFailure> {
+        guard fd >= 0 else { return .failure(.network("response body without a head")) }
+        let result: Result<Void, TransferFailure> = buffer.withUnsafeReadableBytes { bytes in
+            var start = 0
+            while start < bytes.count {
+                let count = Glibc.write(fd, bytes.baseAddress! + start, bytes.count - start)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return .failure(.fromErrno(errno, path: path))
+                }
+                start += count
+            }
+            return .success(())
+        }
+        if case .success = result { bytesOnDisk += UInt64(buffer.readableBytes) }
+        return result
+    }
+
+    mutating func closeFile() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+}
+
+/// The response head of a download attempt, as the service needs it.
+public struct DownloadHead: Sendable {
+    public let status: Int
+    public let headers: [(String, String)]
+    /// Where the body starts in the file: 0 for a full response, the resume offset for a 206.
+    public let offset: Int64
+    public let expectedTotal: Int64?
+}
+
+/// A download attempt that reached the end of the response.
+public struct DownloadOutcome: Sendable {
+    public let bytesOnDisk: UInt64
+}

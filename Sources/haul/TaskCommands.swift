@@ -1,0 +1,142 @@
+import ArgumentParser
+import DBusKit
+import Foundation
+
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List transfers.")
+
+    @Flag(help: "One JSON object per task, one per line.")
+    var json = false
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try await HaulClient.connect()
+            let tasks = try await client.tasks().sorted { $0.id < $1.id }
+            if json {
+                tasks.forEach { emit(jsonLine($0.json)) }
+            } else if tasks.isEmpty {
+                emit("no transfers")
+            } else {
+                tasks.forEach { emit($0.row) }
+            }
+        }
+    }
+}
+
+/// The task numbers a control command acts on.
+struct TaskSelection: ParsableArguments {
+    @Argument(help: "Task numbers, as `haul ls` shows them.")
+    var ids: [UInt32] = []
+
+    @Flag(help: "Every task.")
+    var all = false
+
+    func validate() throws {
+        if ids.isEmpty == !all { throw ValidationError("give task numbers or --all, not both") }
+    }
+}
+
+/// `suspend`, `resume`, `cancel`: one Task method on each selected task, or the Manager's *All method.
+protocol TaskControlCommand: AsyncParsableCommand {
+    static var member: String { get }
+    var selection: TaskSelection { get }
+}
+
+extension TaskControlCommand {
+    func run() async throws {
+        try await reportingFailures {
+            let client = try await HaulClient.connect()
+            if selection.all {
+                _ = try await client.callManager("\(Self.member)All")
+                return
+            }
+            var failures: [String] = []
+            for id in selection.ids {
+                do {
+                    try await client.callTask(HaulClient.path(ofTask: id), Self.member)
+                } catch let failure as CLIFailure {
+                    if case .unreachable = failure { throw failure }
+                    failures.append("task \(id): \(failure)")
+                }
+            }
+            if !failures.isEmpty { throw CLIFailure.refused(failures.joined(separator: "\nhaul: ")) }
+        }
+    }
+}
+
+struct SuspendCommand: TaskControlCommand {
+    static let configuration = CommandConfiguration(commandName: "suspend", abstract: "Pause transfers.")
+    static let member = "Suspend"
+    @OptionGroup var selection: TaskSelection
+}
+
+struct ResumeCommand: TaskControlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resume", abstract: "Continue transfers from the bytes on disk."
+    )
+    static let member = "Resume"
+    @OptionGroup var selection: TaskSelection
+}
+
+struct CancelCommand: TaskControlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel", abstract: "Stop transfers and remove their partial files."
+    )
+    static let member = "Cancel"
+    @OptionGroup var selection: TaskSelection
+}
+
+struct ForgetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget", abstract: "Remove completed transfers from the list."
+    )
+
+    @Argument(help: "Task numbers.")
+    var ids: [UInt32] = []
+
+    @Flag(help: "Every completed task.")
+    var completed = false
+
+    func validate() throws {
+        if ids.isEmpty == !completed { throw ValidationError("give task numbers or --completed, not both") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try await HaulClient.connect()
+            let paths = completed
+                ? try await client.tasks().filter(\.isCompleted).map(\.path) : ids.map(HaulClient.path(ofTask:))
+            for path in paths { try await client.callTask(path, "Forget") }
+        }
+    }
+}
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Follow one task, or every running task, until completion (Ctrl-C stops watching).",
+        discussion: "With one task, exits 0 when it succeeded and 1 when it failed."
+    )
+
+    @Argument(help: "A task number (default: every running task).")
+    var id: UInt32?
+
+    @Flag(help: "Print each update as one JSON object per line.")
+    var json = false
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try await HaulClient.connect()
+            let watcher = TaskWatcher(client: client, json: json)
+            let paths = id.map { [HaulClient.path(ofTask: $0)] }
+            switch try await Interruption.detachable({ try await watcher.watch(paths) }) {
+            case .detached:
+                throw ExitCode(130)
+            case .finished(let tasks):
+                if id != nil, let task = tasks.first, !task.succeeded {
+                    throw CLIFailure.taskFailed("task \(task.id) failed: \(task.errorMessage) (\(task.errorName))")
+                }
+            }
+        }
+    }
+}

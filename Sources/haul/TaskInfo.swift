@@ -1,0 +1,84 @@
+import DBusKit
+import Foundation
+
+/// A task's properties as the CLI shows them.
+struct TaskInfo {
+    var path: ObjectPath
+    var properties: [String: DBusValue]
+
+    var id: UInt32 { properties["Id"]?.uint32Value ?? 0 }
+    var kind: String { properties["Kind"]?.stringValue ?? "" }
+    var state: String { properties["State"]?.stringValue ?? "" }
+    var url: String { properties["URL"]?.stringValue ?? "" }
+    var file: String { properties["Path"]?.stringValue ?? "" }
+    var errorName: String { properties["ErrorName"]?.stringValue ?? "" }
+    var errorMessage: String { properties["ErrorMessage"]?.stringValue ?? "" }
+    var rate: UInt64 { properties["Rate"]?.uint64Value ?? 0 }
+    var isDownload: Bool { kind == "download" }
+    var done: UInt64 { properties[isDownload ? "BytesReceived" : "BytesSent"]?.uint64Value ?? 0 }
+    var expected: Int64 { properties[isDownload ? "BytesExpectedToReceive" : "BytesExpectedToSend"]?.int64Value ?? -1 }
+    var fraction: Double { properties[isDownload ? "DownloadProgress" : "UploadProgress"]?.doubleValue ?? 0 }
+    var isCompleted: Bool { state == "completed" }
+    var succeeded: Bool { isCompleted && errorName.isEmpty }
+
+    mutating func apply(_ changes: [String: DBusValue]) {
+        properties.merge(changes.mapValues(\.unwrapped)) { $1 }
+    }
+
+    var json: [String: Any] {
+        [
+            "id": id, "kind": kind, "state": state, "url": url, "path": file, "bytes": done,
+            "expected_bytes": expected, "progress": fraction, "rate": rate, "error_name": errorName,
+            "error_message": errorMessage, "http_status": properties["HTTPStatus"]?.uint32Value ?? 0,
+            "resumable": properties["Resumable"]?.boolValue ?? false,
+        ]
+    }
+
+    /// `  1 running    42%   8.4 MiB/20.0 MiB  4.0 MiB/s  https://… → /home/…`
+    var row: String {
+        let progress = expected > 0 ? String(format: "%3.0f%%", fraction * 100) : "  ? "
+        let size = "\(Bytes.format(done))/\(expected >= 0 ? Bytes.format(UInt64(expected)) : "?")"
+        let speed = state == "running" ? "\(Bytes.format(rate))/s" : ""
+        let arrow = isDownload ? "\(url) → \(file)" : "\(file) → \(url)"
+        let failure = errorName.isEmpty ? "" : "  (\(errorName.split(separator: ".").last ?? ""): \(errorMessage))"
+        return String(format: "%4u  %-10@ %@  %19@  %11@  %@%@", id, state, progress, size, speed, arrow, failure)
+    }
+
+    /// One line for watching: a bar on a terminal, plain text otherwise.
+    func progressLine(width: Int = 28, spinner: Character) -> String {
+        let bar: String
+        if expected > 0 {
+            let filled = Int((fraction * Double(width)).rounded(.down))
+            bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
+        } else {
+            bar = "[" + String(spinner) + String(repeating: " ", count: width - 1) + "]"
+        }
+        var eta = ""
+        if state == "running", rate > 0, expected > 0, UInt64(expected) > done {
+            eta = " ETA \(Bytes.duration(Double(UInt64(expected) - done) / Double(rate)))"
+        }
+        let name = (file as NSString).lastPathComponent
+        let percent = expected > 0 ? String(format: " %3.0f%%", fraction * 100) : ""
+        let size = " \(Bytes.format(done))" + (expected >= 0 ? "/\(Bytes.format(UInt64(expected)))" : "")
+        let speed = state == "running" ? " \(Bytes.format(rate))/s" : " \(state)"
+        return "\(bar)\(percent)\(size)\(speed)\(eta)  #\(id) \(name)"
+    }
+}
+
+enum Bytes {
+    static func format(_ bytes: UInt64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.up))
+        return total >= 3600 ? "\(total / 3600)h\(total % 3600 / 60)m" : total >= 60 ? "\(total / 60)m\(total % 60)s" : "\(total)s"
+    }
+}

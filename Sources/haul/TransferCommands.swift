@@ -1,0 +1,125 @@
+import ArgumentParser
+import DBusKit
+import Foundation
+
+/// Options shared by `get` and `put`.
+struct AttachOptions: ParsableArguments {
+    @Flag(help: "Return at once, printing the task's object path, instead of showing progress.")
+    var detach = false
+
+    @Option(name: .customLong("header"), help: ArgumentHelp("An extra request header.", valueName: "'Name: value'"))
+    var headers: [String] = []
+
+    func validate() throws { _ = try parsedHeaders() }
+
+    func parsedHeaders() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":") else {
+                throw ValidationError("--header takes 'Name: value', not '\(header)'")
+            }
+            result[String(header[..<colon])] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return result
+    }
+}
+
+/// Starts a task, then either prints it (`--detach`) or follows it to the end.
+func startAndFollow(_ client: HaulClient, detach: Bool, kind: String, start: () async throws -> ObjectPath) async throws {
+    let path = try await start()
+    guard !detach else {
+        emit(path.rawValue)
+        return
+    }
+    let watcher = TaskWatcher(client: client)
+    switch try await Interruption.detachable({ try await watcher.watch([path]) }) {
+    case .detached:
+        let id = path.rawValue.split(separator: "/").last ?? "?"
+        FileHandle.standardError.write(Data("""
+            \nhaul: detached; the \(kind) goes on as task \(id).
+            haul: `haul watch \(id)` follows it again, `haul cancel \(id)` stops it.\n
+            """.utf8))
+        throw ExitCode(130)
+    case .finished(let tasks):
+        guard let task = tasks.first, !task.succeeded else { return }
+        throw CLIFailure.taskFailed("\(kind) failed: \(task.errorMessage) (\(task.errorName))")
+    }
+}
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Download a URL into a file, showing progress (Ctrl-C detaches).",
+        discussion: "The file is written as NAME.haul-partial and renamed into place when complete and verified."
+    )
+
+    @Argument(help: "An http or https URL.")
+    var url: String
+
+    @Option(name: .shortAndLong, help: "Where to save (default: the URL's file name in the current folder).")
+    var output: String?
+
+    @Option(help: ArgumentHelp("The SHA-256 the file must have.", valueName: "HEX"))
+    var sha256: String?
+
+    @Flag(help: "Replace an existing file.")
+    var overwrite = false
+
+    @Flag(help: "Create the task suspended.")
+    var suspended = false
+
+    @OptionGroup var attach: AttachOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try await HaulClient.connect()
+            var options: [String: DBusValue] = ["overwrite": .boolean(overwrite), "start-suspended": .boolean(suspended)]
+            if let sha256 { options["sha256"] = .string(sha256) }
+            let headers = try attach.parsedHeaders()
+            if !headers.isEmpty { options["headers"] = .stringDictionary(headers) }
+            let destination = absolute(output ?? Self.defaultName(for: url))
+            try await startAndFollow(client, detach: attach.detach || suspended, kind: "download") {
+                try await client.startTask("DownloadWithOptions", [.string(url), .string(destination), .vardict(options)])
+            }
+        }
+    }
+
+    /// The last path element of the URL, as curl -O and wget name files.
+    static func defaultName(for url: String) -> String {
+        let name = URL(string: url)?.lastPathComponent ?? ""
+        return name.isEmpty || name == "/" ? "index.html" : name
+    }
+}
+
+struct PutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "put", abstract: "Upload a file to a URL (PUT, or POST), showing progress (Ctrl-C detaches)."
+    )
+
+    @Argument(help: "The file to send.")
+    var file: String
+
+    @Argument(help: "An http or https URL.")
+    var url: String
+
+    @Flag(help: "Send with POST instead of PUT.")
+    var post = false
+
+    @OptionGroup var attach: AttachOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try await HaulClient.connect()
+            var options: [String: DBusValue] = ["method": .string(post ? "POST" : "PUT")]
+            let headers = try attach.parsedHeaders()
+            if !headers.isEmpty { options["headers"] = .stringDictionary(headers) }
+            try await startAndFollow(client, detach: attach.detach, kind: "upload") {
+                try await client.startTask("UploadWithOptions", [.string(url), .string(absolute(file)), .vardict(options)])
+            }
+        }
+    }
+}
+
+/// A path made absolute against the current folder (hauld has its own).
+func absolute(_ path: String) -> String {
+    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+}

@@ -1,0 +1,101 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// `haul get`, `put`, `ls`, `suspend`, `resume`, `cancel`, `forget` and `watch`, run as a user would.
+@Suite(.timeLimit(.minutes(2))) struct CLITransferTests {
+    func haul(_ f: TransferFixture, _ arguments: [String]) async throws -> CommandResult {
+        try await Command.run(Command.built("haul"), arguments, environment: f.daemon.bus.environment)
+    }
+
+    @Test func getDownloadsAndExitsZero() async throws {
+        try await TransferFixture.with { f throws in
+            let result = try await haul(f, ["get", f.server.url("/gen/300k?seed=31"), "-o", f.file("cli.bin")])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("#1 cli.bin"))
+            #expect(try await f.sha256(of: "cli.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 300 * 1024, seed: 31)))
+        }
+    }
+
+    @Test func aFailedDownloadExitsOneWithTheErrorName() async throws {
+        try await TransferFixture.with { f throws in
+            let result = try await haul(f, ["get", f.server.url("/nothing?status=404"), "-o", f.file("404.bin")])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("org.haul.Haul1.Error.HTTP"))
+            let exists = try await haul(f, ["get", f.server.url("/gen/1k"), "-o", f.file("404.bin.missing/x")])
+            #expect(exists.status == 1)
+            #expect(exists.stderr.contains("org.haul.Haul1.Error.NotFound"))
+        }
+    }
+
+    @Test func controlCommandsActOnTasksByNumber() async throws {
+        try await TransferFixture.with { f throws in
+            let detached = try await haul(
+                f, ["get", f.server.url("/gen/4m?seed=32&throttle=500000"), "-o", f.file("ctl.bin"), "--detach"]
+            )
+            #expect(detached.status == 0)
+            #expect(detached.stdout == "/org/haul/Haul1/Tasks/1\n")
+            let task: ObjectPath = "/org/haul/Haul1/Tasks/1"
+            #expect(try await haul(f, ["suspend", "1"]).status == 0)
+            #expect(try await f.property(task, "State") == .string("suspended"))
+            let listed = try await haul(f, ["ls", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
+            #expect(object?["state"] as? String == "suspended")
+            #expect(object?["id"] as? Int == 1)
+            #expect(try await haul(f, ["resume", "--all"]).status == 0)
+            #expect(try await f.property(task, "State") == .string("running"))
+            #expect(try await haul(f, ["cancel", "1"]).status == 0)
+            try await f.wait(task, until: "completed")
+            let again = try await haul(f, ["cancel", "1"])
+            #expect(again.status == 1 && again.stderr.contains("TaskCompleted"))
+            let unknown = try await haul(f, ["suspend", "99"])
+            #expect(unknown.status == 1 && unknown.stderr.contains("no task 99"))
+            #expect(try await haul(f, ["forget", "--completed"]).status == 0)
+            #expect(try await haul(f, ["ls"]).stdout == "no transfers\n")
+        }
+    }
+
+    @Test func watchFollowsATaskToItsEnd() async throws {
+        try await TransferFixture.with { f throws in
+            let task = try await f.download("/gen/1m?seed=33&throttle=1000000", to: "watch.bin")
+            let result = try await haul(f, ["watch", "1", "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = try result.stdout.split(separator: "\n").map {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
+            }
+            #expect(lines.last?["state"] as? String == "completed")
+            #expect(lines.last?["bytes"] as? Int == 1 << 20)
+            #expect(try await f.property(task, "State") == .string("completed"))
+        }
+    }
+
+    @Test func putUploadsAFile() async throws {
+        try await TransferFixture.with { f throws in
+            let source = f.folder.appendingPathComponent("up.bin")
+            try await TestHTTPServer.writeGenerated(size: 500 * 1024, seed: 34, to: source)
+            let result = try await haul(f, ["put", source.path, f.server.url("/upload/cli.bin"), "--post"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let upload = try await f.server.stats().uploads("/upload/cli.bin").last
+            #expect(upload?.method == "POST")
+            #expect(upload?.sha256 == (try await TestHTTPServer.sha256(ofFile: source)))
+        }
+    }
+
+    @Test func ctrlCDetachesAndTheTransferGoesOn() async throws {
+        try await TransferFixture.with { f throws in
+            let get = try Command.start(
+                Command.built("haul"), ["get", f.server.url("/gen/2m?seed=35&throttle=1000000"), "-o", f.file("bg.bin")],
+                environment: f.daemon.bus.environment
+            )
+            let task: ObjectPath = "/org/haul/Haul1/Tasks/1"
+            try await f.wait(task, received: 100_000)
+            kill(get.pid, SIGINT)
+            let result = await Command.finish(get)
+            #expect(result.status == 130)
+            #expect(result.stderr.contains("haul watch 1"))
+            try await f.wait(task, until: "completed")
+            #expect(try await f.sha256(of: "bg.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 35)))
+        }
+    }
+}

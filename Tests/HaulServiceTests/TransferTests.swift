@@ -1,0 +1,304 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// Downloads and uploads through hauld against the fault-injecting server: exact bytes on every path.
+@Suite(.timeLimit(.minutes(2))) struct TransferTests {
+    static let mib = 1 << 20
+
+    @Test func aPlainDownloadIsByteExact() async throws {
+        try await TransferFixture.with { f throws in
+            let task = try await f.download("/gen/3m?seed=11", to: "plain.bin")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.sha256(of: "plain.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 3 * Self.mib, seed: 11)))
+            #expect(try await f.property(task, "BytesReceived") == .uint64(UInt64(3 * Self.mib)))
+            #expect(try await f.property(task, "DownloadProgress") == .double(1))
+            #expect(try await f.property(task, "HTTPStatus") == .uint32(200))
+            #expect(!FileManager.default.fileExists(atPath: f.file("plain.bin.haul-partial")))
+        }
+    }
+
+    @Test func suspendStopsWritingAndResumeFetchesOnlyTheRest() async throws {
+        try await TransferFixture.with { f throws in
+            // Slow enough (8 s in all) that the task is surely still running when it is suspended.
+            let query = "/gen/4m?seed=12&throttle=500000"
+            let task = try await f.download(query, to: "resume.bin")
+            try await f.wait(task, received: 300_000)
+            try await f.taskCall(task, "Suspend")
+            #expect(try await f.property(task, "State") == .string("suspended"))
+            let partial = f.file("resume.bin.haul-partial")
+            let onDisk = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int == onDisk, "written after Suspend")
+            try await f.taskCall(task, "Suspend")  // a second Suspend does nothing
+            try await f.taskCall(task, "Resume")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.sha256(of: "resume.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 4 * Self.mib, seed: 12)))
+            let stats = try await f.server.stats()
+            #expect(stats.ranges(query) == ["bytes=\(onDisk)-"])
+            // Bytes fetched twice are at most what was in flight in socket buffers at the suspend.
+            #expect(stats.bytesSent(query) <= 4 * Self.mib + 2 * Self.mib, "\(stats.bytesSent(query))")
+        }
+    }
+
+    @Test func cancelRemovesThePartialFileAndCompletesWithCancelled() async throws {
+        try await TransferFixture.with { f throws in
+            let task = try await f.download("/gen/8m?seed=13&throttle=500000", to: "cancel.bin")
+            try await f.wait(task, received: 100_000)
+            try await f.taskCall(task, "Cancel")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Cancelled")
+            #expect(!FileManager.default.fileExists(atPath: f.file("cancel.bin.haul-partial")))
+            #expect(!FileManager.default.fileExists(atPath: f.file("cancel.bin")))
+            do {
+                try await f.taskCall(task, "Resume")
+                Issue.record("a completed task resumed")
+            } catch let error as DBusError {
+                #expect(error.name == "org.haul.Haul1.Error.TaskCompleted")
+            }
+        }
+    }
+
+    @Test func aResetConnectionIsRetriedFromTheBytesOnDisk() async throws {
+        try await TransferFixture.with { f throws in
+            let query = "/gen/2m?seed=14&reset-after=700000"
+            let task = try await f.download(query, to: "reset.bin")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.sha256(of: "reset.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 * Self.mib, seed: 14)))
+            let ranges = try await f.server.stats().ranges(query)
+            #expect(ranges.count == 1 && ranges[0].hasPrefix("bytes=") && ranges[0] != "bytes=0-", "\(ranges)")
+        }
+    }
+
+    @Test func aServerIgnoringRangeMakesTheDownloadRestartFromZero() async throws {
+        try await TransferFixture.with { f throws in
+            let task = try await f.download("/gen/2m?seed=15&ignore-range=1&reset-after=500000", to: "norange.bin")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.sha256(of: "norange.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 * Self.mib, seed: 15)))
+        }
+    }
+
+    @Test func aChangedValidatorMakesTheDownloadRestartFromZero() async throws {
+        try await TransferFixture.with { f throws in
+            let query = "/gen/2m?seed=16&etag-changes=1&reset-after=500000"
+            let task = try await f.download(query, to: "etag.bin")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.sha256(of: "etag.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 * Self.mib, seed: 16)))
+            #expect(try await f.server.stats().bytesSent(query) >= 2 * Self.mib + 500_000)
+        }
+    }
+
+    @Test func serverErrorsAreRetriedThenSucceed() async throws {
+        try await TransferFixture.with { f throws in
+            let task = try await f.download("/gen/100k?seed=17&fail=503&fail-times=2&retry-after=0", to: "retry.bin")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.sha256(of: "retry.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 100 * 1024, seed: 17)))
+        }
+    }
+
+    @Test func aStalledResponseIsRetried() async throws {
+        try await TransferFixture.with(readTimeout: 1) { f throws in
+            let task = try await f.download("/gen/1m?seed=18&stall-after=300000&stall-seconds=5", to: "stall.bin")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.sha256(of: "stall.bin") == (try await TestHTTPServer.sha256OfGenerated(size: Self.mib, seed: 18)))
+        }
+    }
+
+    @Test func permanentFailuresCompleteWithTheirErrorNames() async throws {
+        try await TransferFixture.with { f throws in
+            let notFound = try await f.download("/missing?status=404", to: "404.bin")
+            try await f.wait(notFound, until: "completed")
+            #expect(try await f.errorName(notFound) == "org.haul.Haul1.Error.HTTP")
+            #expect(try await f.property(notFound, "HTTPStatus") == .uint32(404))
+
+            let checksum = try await f.download(
+                "/gen/10k?seed=19", to: "sum.bin", options: ["sha256": .string(String(repeating: "0", count: 64))]
+            )
+            try await f.wait(checksum, until: "completed")
+            #expect(try await f.errorName(checksum) == "org.haul.Haul1.Error.ChecksumMismatch")
+            #expect(!FileManager.default.fileExists(atPath: f.file("sum.bin")))
+
+            // Nothing listens on port 1 of loopback: refused, and with no retries allowed it fails at once.
+            let refused = try await f.managerCall(
+                "DownloadWithOptions",
+                [.string("http://127.0.0.1:1/x"), .string(f.file("refused.bin")), .vardict(["max-retries": .uint32(0)])]
+            )
+            let refusedTask = try #require(refused.first?.objectPathValue)
+            try await f.wait(refusedTask, until: "completed")
+            #expect(try await f.errorName(refusedTask) == "org.haul.Haul1.Error.Network")
+        }
+    }
+
+    @Test func requestsForExistingOrUnreachableDestinationsAreRefused() async throws {
+        try await TransferFixture.with { f throws in
+            FileManager.default.createFile(atPath: f.file("exists.bin"), contents: Data("x".utf8))
+            for (name, expected) in [
+                ("exists.bin", "org.haul.Haul1.Error.FileExists"),
+                ("no/such/folder/x.bin", "org.haul.Haul1.Error.NotFound"),
+            ] {
+                do {
+                    _ = try await f.download("/gen/1k", to: name)
+                    Issue.record("\(name) was accepted")
+                } catch let error as DBusError {
+                    #expect(error.name == expected)
+                }
+            }
+            let replaced = try await f.download("/gen/1k?seed=20", to: "exists.bin", options: ["overwrite": .boolean(true)])
+            try await f.wait(replaced, until: "completed")
+            #expect(try await f.sha256(of: "exists.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1024, seed: 20)))
+        }
+    }
+
+    @Test(arguments: ["PUT", "POST"])
+    func uploadsSendTheFileFromDisk(_ method: String) async throws {
+        try await TransferFixture.with { f throws in
+            let source = f.folder.appendingPathComponent("source.bin")
+            try await TestHTTPServer.writeGenerated(size: 2 * Self.mib, seed: 21, to: source)
+            let reply = try await f.managerCall(
+                "UploadWithOptions",
+                [.string(f.server.url("/upload/\(method).bin")), .string(source.path), .vardict(["method": .string(method)])]
+            )
+            let task = try #require(reply.first?.objectPathValue)
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.property(task, "BytesSent") == .uint64(UInt64(2 * Self.mib)))
+            #expect(try await f.property(task, "UploadProgress") == .double(1))
+            let received = try await f.server.stats().uploads("/upload/\(method).bin")
+            #expect(received.last?.method == method)
+            #expect(received.last?.sha256 == (try await TestHTTPServer.sha256(ofFile: source)))
+        }
+    }
+
+    @Test func signalsAndObjectsFollowTheTask() async throws {
+        try await TransferFixture.with { f throws in
+            let signals = try await f.client.messages(matching: [
+                MatchRule(kind: .signal, path: DaemonFixture.manager, interface: TransferFixture.manager),
+                MatchRule(kind: .signal, path: "/org/haul/Haul1", interface: "org.freedesktop.DBus.ObjectManager"),
+            ])
+            var iterator = signals.makeAsyncIterator()
+            let task = try await f.download("/gen/4m?seed=22&throttle=500000", to: "signals.bin", options: ["start-suspended": .boolean(true)])
+            let added = await iterator.next()
+            #expect(added?.member == "InterfacesAdded" && added?.body.first == .objectPath(task))
+            #expect(try await f.property(task, "State") == .string("suspended"))
+            try await f.taskCall(task, "Resume")
+            #expect(await iterator.next()?.member == "TaskDidResume")
+            #expect(try await f.daemon.eventually { try await f.daemon.indicatorProperty("ActivityCount") == .uint32(1) })
+            try await f.taskCall(task, "Suspend")
+            try await f.taskCall(task, "Suspend")
+            #expect(await iterator.next()?.member == "TaskDidSuspend")
+            try await f.taskCall(task, "Cancel")
+            let completed = await iterator.next()
+            #expect(completed?.member == "TaskDidComplete")
+            #expect(completed?.body == [.objectPath(task), .string("org.haul.Haul1.Error.Cancelled"), .string("the task was cancelled")]
+                || completed?.body.dropFirst().first == .string("org.haul.Haul1.Error.Cancelled"))
+            #expect(try await f.daemon.indicatorProperty("ActivityCount") == .uint32(0))
+            try await f.taskCall(task, "Forget")
+            let removed = await iterator.next()
+            #expect(removed?.member == "InterfacesRemoved" && removed?.body.first == .objectPath(task))
+            #expect(try await f.managerCall("ListTasks") == [.array(.objectPath, [])])
+        }
+    }
+
+    @Test func progressIsCoalescedToAboutTenSignalsASecond() async throws {
+        try await TransferFixture.with { f throws in
+            let changes = try await f.client.messages(matching: [
+                MatchRule(kind: .signal, pathNamespace: "/org/haul/Haul1/Tasks", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+            ])
+            // Many small chunks a second: without coalescing this would be hundreds of signals.
+            let task = try await f.download("/gen/6m?seed=23&throttle=2000000", to: "coalesce.bin")
+            // Counted for a fixed window; the counting task ends when cancelled, even if no signal comes.
+            // State changes go out at once by design; the limit is on progress.
+            let counter = Task {
+                var count = 0
+                for await change in changes where change.body.count == 3 {
+                    if change.body[1].stringDictionary?["State"] == nil { count += 1 }
+                }
+                return count
+            }
+            try await Task.sleep(for: .seconds(1.5))
+            counter.cancel()
+            let count = await counter.value
+            #expect(Double(count) / 1.5 <= 12, "\(count) PropertiesChanged in 1.5 s")
+            #expect(count >= 3)
+            try? await f.taskCall(task, "Cancel")
+        }
+    }
+
+    @Test func theURLPropertyNeverShowsAPassword() async throws {
+        try await TransferFixture.with { f throws in
+            let url = "http://alice:secret@127.0.0.1:\(f.server.port)/gen/1k?seed=24"
+            let reply = try await f.managerCall("Download", [.string(url), .string(f.file("pw.bin"))])
+            let task = try #require(reply.first?.objectPathValue)
+            let shown = try await f.property(task, "URL").stringValue ?? ""
+            #expect(!shown.contains("secret") && shown.contains("alice@127.0.0.1"))
+            try await f.wait(task, until: "completed")
+        }
+    }
+
+    @Test func tasksSurviveKill9AndFinishByteExact() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let folder = bus.directory.appendingPathComponent("downloads")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let query = "/gen/4m?seed=25&throttle=1000000"
+        let target = folder.appendingPathComponent("crash.bin").path
+
+        let first = try await HauldProcess(bus: bus, stateDirectory: state)
+        let client = try await DBusConnection.connect(address: bus.address)
+        let reply = try await client.call(
+            destination: "org.haul.Haul1", path: "/org/haul/Haul1/Manager", interface: "org.haul.Haul1.Manager",
+            member: "Download", [.string(server.url(query)), .string(target)]
+        )
+        let task = try #require(reply.first?.objectPathValue)
+        // Killed mid-download, once some bytes are on disk.
+        let partialPath = target + ".haul-partial"
+        let deadline0 = ContinuousClock.now + .seconds(30)
+        while ((try? FileManager.default.attributesOfItem(atPath: partialPath)[.size] as? Int) ?? 0) < 300_000,
+            ContinuousClock.now < deadline0
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        _ = await first.stop(signal: SIGKILL)
+        let onDisk = (try? FileManager.default.attributesOfItem(atPath: partialPath)[.size] as? Int) ?? 0
+        #expect(onDisk >= 300_000 && onDisk < 4 * Self.mib, "\(onDisk) bytes on disk when killed")
+
+        let second = try await HauldProcess(bus: bus, stateDirectory: state)
+        let restored: [DBusValue]
+        do {
+            restored = try await client.call(
+                destination: "org.haul.Haul1", path: "/org/haul/Haul1/Manager", interface: "org.haul.Haul1.Manager",
+                member: "ListTasks"
+            )
+        } catch {
+            let output = await second.stop()
+            Issue.record("the restarted hauld did not answer (\(error)); it exited \(output.status): \(output.stderr)")
+            return
+        }
+        _ = try await client.call(
+            destination: "org.haul.Haul1", path: "/org/haul/Haul1/Manager", interface: "org.haul.Haul1.Manager",
+            member: "ListTasks"
+        )
+        #expect(restored == [.array(.objectPath, [.objectPath(task)])])
+        var state2 = DBusValue.string("")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            state2 = try await client.property(destination: "org.haul.Haul1", path: task, interface: "org.haul.Haul1.Task", name: "State")
+            if state2 == .string("completed") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(state2 == .string("completed"))
+        #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: 4 * Self.mib, seed: 25)))
+        let ranges = try await server.stats().ranges(query)
+        #expect(ranges.count == 1 && ranges[0] != "bytes=0-", "the restart fetched again from zero: \(ranges)")
+        await client.close()
+    }
+}
