@@ -90,6 +90,7 @@ public struct HaulDaemon: Service {
             throw Failure.nameTaken(HaulBus.name)
         }
         logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
+        await tasks.continueRestored()
 
         await withDiscardingTaskGroup { group in
             group.addTask { await indicator.run() }

@@ -2,21 +2,24 @@ import Crypto
 import Foundation
 public import HaulCore
 
-/// The last step of a download: the partial file is flushed, checked against the expected SHA-256 if one was
-/// given, and renamed over the destination — never onto a file that appeared meanwhile unless `overwrite`.
+/// The last steps of a download: the partial file is checked against the expected SHA-256 if one was given,
+/// then renamed over the destination — never onto a file that appeared meanwhile unless `overwrite`.
 public enum DownloadCompletion {
     /// `<destination>.haul-partial`, beside the destination so that the final rename stays on one file system.
     public static func partialPath(for destination: String) -> String { destination + ".haul-partial" }
 
-    public static func finish(destination: String, sha256: String?, overwrite: Bool) throws(TransferFailure) {
-        let partial = partialPath(for: destination)
-        if let expected = sha256 {
-            let actual = try digest(of: partial)
-            guard actual == expected else {
-                unlink(partial)
-                throw .checksumMismatch(expected: expected, actual: actual)
-            }
+    /// Checks the partial file against the expected SHA-256; a mismatch removes it.
+    public static func verify(_ partial: String, sha256 expected: String) throws(TransferFailure) {
+        let actual = try digest(of: partial)
+        guard actual == expected else {
+            unlink(partial)
+            throw .checksumMismatch(expected: expected, actual: actual)
         }
+    }
+
+    /// Renames the partial file over the destination.
+    public static func place(destination: String, overwrite: Bool) throws(TransferFailure) {
+        let partial = partialPath(for: destination)
         if overwrite {
             guard rename(partial, destination) == 0 else { throw .fromErrno(errno, path: destination) }
         } else {

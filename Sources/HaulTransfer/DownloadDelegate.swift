@@ -19,6 +19,8 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
         var stopped = false
         var failure: TransferFailure?
         var alreadyComplete = false
+        /// The resource's full size when the server said it.
+        var expectedTotal: Int64?
     }
 
     private let state = Mutex(State())
@@ -53,10 +55,12 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
             guard !state.stopped else { return .failure(.cancelled) }
             switch decision {
             case .writeFromStart(let total):
+                state.expectedTotal = total
                 return state.open(partialPath, truncate: true, offset: 0).map {
                     DownloadHead(status: status, headers: headers, offset: 0, expectedTotal: total)
                 }
             case .append(let offset, let total):
+                state.expectedTotal = total
                 return state.open(partialPath, truncate: false, offset: offset).map {
                     DownloadHead(status: status, headers: headers, offset: offset, expectedTotal: total)
                 }
@@ -106,6 +110,10 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
             defer { state.closeFile() }
             if let failure = state.failure { throw failure }
             if state.stopped { throw TransferFailure.cancelled }
+            // A response may end cleanly yet short (a capped range): retried from the new offset.
+            if let total = state.expectedTotal, !state.alreadyComplete, state.bytesOnDisk != UInt64(max(total, 0)) {
+                throw TransferFailure.network("the response ended at byte \(state.bytesOnDisk) of \(total)")
+            }
             if state.fd >= 0, fsync(state.fd) != 0 {
                 throw TransferFailure.fromErrno(errno, path: partialPath)
             }

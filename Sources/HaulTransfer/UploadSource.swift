@@ -25,9 +25,8 @@ struct UploadSource: Sendable {
         return .stream(contentLength: size) { writer in
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                return writer.write(.byteBuffer(ByteBuffer())).flatMapThrowing {
-                    throw TransferFailure.fromErrno(errno, path: path)
-                }
+                let failure = TransferFailure.fromErrno(errno, path: path)
+                return writer.write(.byteBuffer(ByteBuffer())).flatMapThrowing { throw failure }
             }
             return UploadSource.send(fd: fd, path: path, writer: writer).always { _ in close(fd) }
         }
@@ -37,9 +36,14 @@ struct UploadSource: Sendable {
     private static func send(fd: Int32, path: String, writer: HTTPClient.Body.StreamWriter) -> EventLoopFuture<Void> {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(256 * 1024)
+        var failure: TransferFailure?
         let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 256 * 1024) { pointer in
-            max(read(fd, pointer.baseAddress, pointer.count), 0)
+            let count = read(fd, pointer.baseAddress, pointer.count)
+            if count < 0 { failure = .fromErrno(errno, path: path) }
+            return max(count, 0)
         }
+        // A read error is not the end of the file: fail the request with it.
+        if let failure { return writer.write(.byteBuffer(ByteBuffer())).flatMapThrowing { throw failure } }
         guard count > 0 else { return writer.write(.byteBuffer(ByteBuffer())) }
         return writer.write(.byteBuffer(buffer)).flatMap { send(fd: fd, path: path, writer: writer) }
     }

@@ -136,7 +136,7 @@ import Testing
 
     @Test func requestsForExistingOrUnreachableDestinationsAreRefused() async throws {
         try await TransferFixture.with { f throws in
-            FileManager.default.createFile(atPath: f.file("exists.bin"), contents: Data("x".utf8))
+            #expect(FileManager.default.createFile(atPath: f.file("exists.bin"), contents: Data("x".utf8)))
             for (name, expected) in [
                 ("exists.bin", "org.haul.Haul1.Error.FileExists"),
                 ("no/such/folder/x.bin", "org.haul.Haul1.Error.NotFound"),
@@ -209,7 +209,9 @@ import Testing
             let changes = try await f.client.messages(matching: [
                 MatchRule(kind: .signal, pathNamespace: "/org/haul/Haul1/Tasks", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             ])
-            // Many small chunks a second: without coalescing this would be hundreds of signals.
+            // Many small chunks a second: without coalescing this would be hundreds of signals. The window starts
+            // with the subscription, since everything since then is counted.
+            let start = ContinuousClock.now
             let task = try await f.download("/gen/6m?seed=23&throttle=2000000", to: "coalesce.bin")
             // Counted for a fixed window; the counting task ends when cancelled, even if no signal comes.
             // State changes go out at once by design; the limit is on progress.
@@ -223,7 +225,10 @@ import Testing
             try await Task.sleep(for: .seconds(1.5))
             counter.cancel()
             let count = await counter.value
-            #expect(Double(count) / 1.5 <= 12, "\(count) PropertiesChanged in 1.5 s")
+            // Over the time that really passed: a loaded machine oversleeps.
+            let elapsed = ContinuousClock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            #expect(Double(count) / seconds <= 12, "\(count) progress PropertiesChanged in \(elapsed)")
             #expect(count >= 3)
             try? await f.taskCall(task, "Cancel")
         }
@@ -237,6 +242,22 @@ import Testing
             let shown = try await f.property(task, "URL").stringValue ?? ""
             #expect(!shown.contains("secret") && shown.contains("alice@127.0.0.1"))
             try await f.wait(task, until: "completed")
+        }
+    }
+
+    /// A second hauld on the same state directory must not restart the first one's transfers (it would
+    /// write into the same partial files) before it learns that the name is taken.
+    @Test func aSecondHauldLeavesTheRunningTasksAlone() async throws {
+        try await TransferFixture.with { f throws in
+            let query = "/gen/4m?seed=26&throttle=500000"
+            let task = try await f.download(query, to: "second.bin")
+            try await f.wait(task, received: 100_000)
+            var environment = f.daemon.bus.environment
+            environment["XDG_STATE_HOME"] = f.daemon.hauld.stateDirectory.path
+            let second = try await Command.run(Command.built("hauld"), [], environment: environment)
+            #expect(second.status == 3)
+            try await f.taskCall(task, "Cancel")
+            #expect(try await f.server.stats().requests(query) == 1)
         }
     }
 

@@ -8,7 +8,7 @@ import Logging
 extension TaskService {
     /// Every start is answered by exactly one `attemptEnded` (the machine relies on it).
     func startAttempt(_ id: UInt32) {
-        guard let task = tasks[id] else { return }
+        guard !isShuttingDown, let task = tasks[id] else { return }
         let record = task.record
         let probe = task.probe
         let client = client
@@ -39,15 +39,18 @@ extension TaskService {
     ) async throws(TransferFailure) {
         let url = try transferURL(record)
         let partial = DownloadCompletion.partialPath(for: record.path)
-        // Without a validator the server's answer to a range cannot be trusted: start from zero.
-        let offset = record.validator == nil ? 0 : Int64(DownloadCompletion.size(of: partial))
+        // Without a validator usable in If-Range, a 206 could splice two versions of the resource: start from zero.
+        let offset = record.validator?.ifRangeValue == nil ? 0 : Int64(DownloadCompletion.size(of: partial))
         probe.set(bytes: UInt64(offset), expected: record.expectedTotal)
         _ = try await client.download(
             url: url, partialPath: partial, offset: offset, validator: record.validator, headers: record.headers,
             onHead: onHead, onProgress: { probe.set(bytes: $0) }
         )
         if Task.isCancelled { throw .cancelled }
-        try DownloadCompletion.finish(destination: record.path, sha256: record.sha256, overwrite: record.overwrite)
+        if let expected = record.sha256 { try DownloadCompletion.verify(partial, sha256: expected) }
+        // Hashing a large file takes a while: a Suspend or SIGTERM meanwhile leaves the file where it is.
+        if Task.isCancelled { throw .cancelled }
+        try DownloadCompletion.place(destination: record.path, overwrite: record.overwrite)
     }
 
     private static func upload(_ record: TaskRecord, probe: ProgressProbe, client: TransferClient)
@@ -74,8 +77,11 @@ extension TaskService {
     /// published with the next progress tick, within 100 ms, keeping to ten updates a second.
     private func headReceived(_ id: UInt32, _ head: DownloadHead) async {
         guard var task = tasks[id] else { return }
-        let validator = ResumeValidator(headers: head.headers)
-        task.record.validator = validator.etag == nil && validator.lastModified == nil ? nil : validator
+        // A 206 continues the representation the validator names (and may omit Last-Modified): keep it.
+        if head.offset == 0 {
+            let validator = ResumeValidator(headers: head.headers)
+            task.record.validator = validator.etag == nil && validator.lastModified == nil ? nil : validator
+        }
         task.record.resumable = HTTPResume.isResumable(status: head.status, headers: head.headers)
         task.record.httpStatus = UInt32(clamping: head.status)
         task.record.expectedTotal = head.expectedTotal ?? -1
@@ -85,7 +91,9 @@ extension TaskService {
     }
 
     private func attemptEnded(_ id: UInt32, _ result: Result<UInt32?, TransferFailure>, stopped: Bool) async {
-        guard !isShuttingDown, var task = tasks[id] else { return }
+        // While shutting down only a success is recorded (its file is in place); anything else stays restorable.
+        if isShuttingDown, case .failure = result { return }
+        guard var task = tasks[id] else { return }
         task.attempt = nil
         let now = clock.now
         let actions: [ManagedTask.Machine.Action]

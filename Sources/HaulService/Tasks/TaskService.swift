@@ -32,7 +32,7 @@ actor TaskService {
 
     // MARK: Restoring and stopping
 
-    /// Exports every saved task in the state it had and continues the running ones from their bytes on disk.
+    /// Exports every saved task in the state it had. Nothing starts yet: see `continueRestored()`.
     func restore() async {
         let (records, problems) = store.loadAll()
         for problem in problems { logger.warning("skipping a saved task: \(problem)") }
@@ -46,13 +46,18 @@ actor TaskService {
             tasks[record.id] = task
             await export(task)
         }
+        if !records.isEmpty { logger.info("restored \(records.count) task(s)") }
+    }
+
+    /// Continues the restored running tasks from their bytes on disk. Called once hauld owns the bus name:
+    /// a second hauld that fails to get it must not touch the partial files the first one is writing.
+    func continueRestored() async {
         for id in tasks.keys.sorted() {
             guard var task = tasks[id] else { continue }
             let actions = task.machine.start(now: clock.now)
             tasks[id] = task
             await perform(actions, for: id)
         }
-        if !records.isEmpty { logger.info("restored \(records.count) task(s)") }
     }
 
     /// Stops every attempt without touching the saved states, so that the next start continues them all.
@@ -206,7 +211,8 @@ actor TaskService {
         task.record.state = task.machine.state
         task.record.outcome = task.machine.outcome
         tasks[id] = task
-        await publish(id, task.properties(rate: task.meter.rate(now: clock.now)))
+        let rate = task.machine.state == .running ? task.meter.rate(now: clock.now) : 0
+        await publish(id, task.properties(rate: rate))
         let running = tasks.values.filter { $0.machine.state == .running }.count
         await indicator.setRunningTaskCount(UInt32(clamping: running))
         if running > 0 { startTicker() }
