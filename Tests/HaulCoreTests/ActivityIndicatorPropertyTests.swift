@@ -1,23 +1,6 @@
 import HaulCore
 import Testing
 
-/// SplitMix64: a tiny seeded generator, so every run of the property tests replays the same event sequences.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// An owner as the daemon will be: it keeps one scheduled timer per kind, fires due timers at their deadlines in
 /// order, and publishes what the machine says. It checks every action against what it already knows.
 struct SimulatedOwner {

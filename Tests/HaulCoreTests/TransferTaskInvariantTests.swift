@@ -8,7 +8,7 @@ import Testing
 struct TransferTaskInvariantTests {
     @Test(arguments: 1...20)
     func randomSequencesKeepTheInvariants(seed: UInt64) {
-        var generator = SplitMix64(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         var owner = OwnerModel(machine: OwnerModel.randomMachine(using: &generator))
         for _ in 0..<400 {
             owner.step(using: &generator)
@@ -27,7 +27,7 @@ private struct OwnerModel {
     var stopRequested = false
     var armed: (deadline: TestInstant, generation: UInt64)?
 
-    static func randomMachine(using generator: inout SplitMix64) -> TaskMachine {
+    static func randomMachine(using generator: inout SeededGenerator) -> TaskMachine {
         let maxRetries = UInt32.random(in: 0...3, using: &generator)
         switch Int.random(in: 0...4, using: &generator) {
         case 0: return TaskMachine(restoring: .running, outcome: nil, maxRetries: maxRetries)
@@ -37,7 +37,7 @@ private struct OwnerModel {
         }
     }
 
-    mutating func step(using generator: inout SplitMix64) {
+    mutating func step(using generator: inout SeededGenerator) {
         now += Int.random(in: 0...700, using: &generator)
         let before = (state: machine.state, outcome: machine.outcome)
         let at = ms(now)
@@ -150,22 +150,5 @@ private struct OwnerModel {
 
     private func count(_ action: TaskMachine.Action, in actions: [TaskMachine.Action]) -> Int {
         actions.filter { $0 == action }.count
-    }
-}
-
-/// A small deterministic generator, so a failing sequence can be replayed from its seed.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D4_9BB8_1331_11EB
-        return z ^ (z >> 31)
     }
 }
