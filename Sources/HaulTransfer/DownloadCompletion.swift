@@ -22,10 +22,16 @@ public enum DownloadCompletion {
         let partial = partialPath(for: destination)
         if overwrite {
             guard rename(partial, destination) == 0 else { throw .fromErrno(errno, path: destination) }
-        } else {
+        } else if link(partial, destination) == 0 {
             // link() refuses an existing destination atomically, where rename() would replace it.
-            guard link(partial, destination) == 0 else { throw .fromErrno(errno, path: destination) }
             unlink(partial)
+        } else if errno == EPERM || errno == EOPNOTSUPP || errno == EMLINK {
+            // File systems without hard links (vfat, exfat, some FUSE and network mounts): check, then rename.
+            // A file created between the two calls would be replaced; there is no atomic way left.
+            guard access(destination, F_OK) != 0 else { throw .fileExists(destination) }
+            guard rename(partial, destination) == 0 else { throw .fromErrno(errno, path: destination) }
+        } else {
+            throw .fromErrno(errno, path: destination)
         }
     }
 

@@ -54,7 +54,8 @@ extension HaulClient {
 
     static func path(ofTask id: UInt32) -> ObjectPath { tasksPath.appending(String(id)) ?? tasksPath }
 
-    /// PropertiesChanged of task objects and the Manager's TaskDidComplete, from hauld only.
+    /// PropertiesChanged of task objects and the Manager's TaskDidComplete, from hauld only, and hauld's comings
+    /// and goings.
     func taskChanges() async throws -> AsyncStream<DBusMessage> {
         try await connection.messages(matching: [
             MatchRule(
@@ -65,6 +66,11 @@ extension HaulClient {
             MatchRule(
                 kind: .signal, sender: Self.busName, path: Self.managerPath, interface: Self.managerInterface,
                 member: "TaskDidComplete"
+            ),
+            // hauld restarting: what happened meanwhile must be read again.
+            MatchRule(
+                kind: .signal, sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged", arg0: Self.busName
             ),
         ])
     }

@@ -1,10 +1,13 @@
 import UnixSignals
 
 /// Ctrl-C while haul is attached to a transfer: detach, leaving the transfer to hauld.
-enum Interruption {
-    /// Returns when SIGINT arrives; cancelling the calling task stops listening.
-    static func wait() async {
-        for await _ in await UnixSignalsSequence(trapping: .sigint) { return }
+///
+/// The trap is set before the transfer starts, so a Ctrl-C at any moment after that is a detach, never lost.
+struct Interruption: Sendable {
+    private let signals: UnixSignalsSequence
+
+    static func trap() async -> Interruption {
+        Interruption(signals: await UnixSignalsSequence(trapping: .sigint))
     }
 
     enum Outcome {
@@ -13,11 +16,12 @@ enum Interruption {
     }
 
     /// Runs `watch` until it returns or Ctrl-C detaches.
-    static func detachable(_ watch: @escaping @Sendable () async throws -> [TaskInfo]) async throws -> Outcome {
-        try await withThrowingTaskGroup(of: Outcome.self) { group in
+    func detachable(_ watch: @escaping @Sendable () async throws -> [TaskInfo]) async throws -> Outcome {
+        let signals = signals
+        return try await withThrowingTaskGroup(of: Outcome.self) { group in
             group.addTask { .finished(try await watch()) }
             group.addTask {
-                await wait()
+                for await _ in signals { break }
                 return .detached
             }
             let first = try await group.next() ?? .detached

@@ -129,7 +129,7 @@ struct WatchCommand: AsyncParsableCommand {
             let client = try await HaulClient.connect()
             let watcher = TaskWatcher(client: client, json: json)
             let paths = id.map { [HaulClient.path(ofTask: $0)] }
-            switch try await Interruption.detachable({ try await watcher.watch(paths) }) {
+            switch try await Interruption.trap().detachable({ try await watcher.watch(paths) }) {
             case .detached:
                 throw ExitCode(130)
             case .finished(let tasks):

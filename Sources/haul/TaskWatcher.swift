@@ -54,7 +54,18 @@ struct TaskWatcher {
         if watched.values.allSatisfy(\.isCompleted) { return Array(watched.values) }
         for await message in changes {
             guard let path = message.path else { continue }
-            if message.member == "TaskDidComplete" {
+            if message.member == "NameOwnerChanged" {
+                let owner = message.body.count == 3 ? message.body[2].stringValue ?? "" : ""
+                if owner.isEmpty {
+                    FileHandle.standardError.write(Data("haul: hauld left the bus; waiting for it to come back\n".utf8))
+                    continue
+                }
+                // A restarted hauld restored the tasks, maybe finishing some before it took the name.
+                for watchedPath in Array(watched.keys) {
+                    watched[watchedPath] = (try? await client.task(watchedPath)) ?? watched[watchedPath]
+                }
+                render(force: true)
+            } else if message.member == "TaskDidComplete" {
                 guard let completed = message.body.first?.objectPathValue, watched[completed] != nil else { continue }
                 watched[completed] = (try? await client.task(completed)) ?? watched[completed]
                 render(force: true)

@@ -26,13 +26,14 @@ struct AttachOptions: ParsableArguments {
 
 /// Starts a task, then either prints it (`--detach`) or follows it to the end.
 func startAndFollow(_ client: HaulClient, detach: Bool, kind: String, start: () async throws -> ObjectPath) async throws {
+    let interruption = detach ? nil : await Interruption.trap()
     let path = try await start()
-    guard !detach else {
+    guard let interruption else {
         emit(path.rawValue)
         return
     }
     let watcher = TaskWatcher(client: client)
-    switch try await Interruption.detachable({ try await watcher.watch([path]) }) {
+    switch try await interruption.detachable({ try await watcher.watch([path]) }) {
     case .detached:
         let id = path.rawValue.split(separator: "/").last ?? "?"
         FileHandle.standardError.write(Data("""

@@ -98,4 +98,28 @@ import Testing
             #expect(try await f.sha256(of: "bg.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 35)))
         }
     }
+
+    @Test func watchFollowsATaskAcrossAHauldRestart() async throws {
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let state = bus.directory.appendingPathComponent("state")
+        let target = bus.directory.appendingPathComponent("restart.bin").path
+        let first = try await HauldProcess(bus: bus, stateDirectory: state)
+        let started = try await Command.run(
+            Command.built("haul"), ["get", server.url("/gen/2m?seed=36&throttle=1000000"), "-o", target, "--detach"],
+            environment: bus.environment
+        )
+        #expect(started.status == 0)
+        let watch = try Command.start(Command.built("haul"), ["watch", "1"], environment: bus.environment)
+        try await Task.sleep(for: .milliseconds(500))
+        _ = await first.stop(signal: SIGKILL)
+        let second = try await HauldProcess(bus: bus, stateDirectory: state)
+        let result = await Command.finish(watch)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("hauld left the bus"))
+        #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 36)))
+        _ = await second.stop()
+    }
 }
