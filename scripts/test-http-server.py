@@ -682,13 +682,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                         raise ClientGone()
                     if trailer in (b"\r\n", b"\n"):
                         return
-            remaining = size
-            while remaining > 0:
-                data = self.rfile.read(min(BLOCK, remaining))
-                if not data:
-                    raise ClientGone()
-                remaining -= len(data)
-                yield data
+            yield from self.read_length_body(size)
             self.rfile.readline(3)
 
     def read_length_body(self, length):

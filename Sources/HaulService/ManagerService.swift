@@ -30,9 +30,7 @@ enum ManagerService {
     private static func download(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)
         async throws -> [DBusValue]
     {
-        let (url, path) = try request { () throws(TransferRequestError) in
-            (try TransferURL(arguments[0].stringValue ?? ""), try LocalPath(arguments[1].stringValue ?? ""))
-        }
+        let (url, path) = try endpoints(arguments)
         let decoded = try TransferOptionsDecoder.download(options)
         return [.objectPath(try await tasks.download(url: url, destination: path, options: decoded))]
     }
@@ -40,11 +38,16 @@ enum ManagerService {
     private static func upload(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)
         async throws -> [DBusValue]
     {
-        let (url, path) = try request { () throws(TransferRequestError) in
-            (try TransferURL(arguments[0].stringValue ?? ""), try LocalPath(arguments[1].stringValue ?? ""))
-        }
+        let (url, path) = try endpoints(arguments)
         let decoded = try TransferOptionsDecoder.upload(options)
         return [.objectPath(try await tasks.upload(url: url, source: path, options: decoded))]
+    }
+
+    /// The URL and local path every transfer method starts with.
+    private static func endpoints(_ arguments: [DBusValue]) throws(DBusError) -> (TransferURL, LocalPath) {
+        try request { () throws(TransferRequestError) in
+            (try TransferURL(arguments[0].stringValue ?? ""), try LocalPath(arguments[1].stringValue ?? ""))
+        }
     }
 
     private static func vardict(_ value: DBusValue) throws(DBusError) -> [String: DBusValue] {

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulCore
 import HaulService
 import HaulTestSupport
 import Testing
@@ -33,6 +34,12 @@ import Testing
             }
             #expect(exported["org.freedesktop.DBus.Properties"] != nil)
         }
+    }
+
+    @Test(arguments: TransferErrorKind.allCases)
+    func everyTransferFailureIsAContractError(_ kind: TransferErrorKind) {
+        #expect(HaulErrorName(rawValue: kind.rawValue) != nil, "\(kind) has no org.haul.Haul1.Error name")
+        #expect(HaulErrorName(kind).rawValue == kind.rawValue)
     }
 
     @Test func theTaskInterfaceDescriptionMatchesTheContract() throws {

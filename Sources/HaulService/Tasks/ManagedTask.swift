@@ -1,5 +1,5 @@
 import DBusKit
-import HaulCore
+public import HaulCore
 import HaulTransfer
 
 /// One transfer as the service holds it: its persisted record, its lifecycle machine and what runs for it.
@@ -62,6 +62,12 @@ struct ManagedTask {
 }
 
 extension HaulErrorName {
+    /// The contract's error for a transfer failure. Every kind is one (a test holds them together); `Network`
+    /// stands in should a new kind ever be added to the core alone.
+    public init(_ kind: TransferErrorKind) {
+        self = HaulErrorName(rawValue: kind.rawValue) ?? .network
+    }
+
     /// `org.haul.Haul1.Error.<Kind>` for a transfer failure.
-    static func fullName(of kind: TransferErrorKind) -> String { "org.haul.Haul1.Error.\(kind.rawValue)" }
+    static func fullName(of kind: TransferErrorKind) -> String { HaulErrorName(kind).fullName }
 }
