@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "hauld",
             dependencies: [
-                "HaulService",
+                "HaulService", "HaulCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -19,6 +19,9 @@ Content
     PUT /upload/<name>              stores the body (Content-Length or chunked); 201
     POST /upload/<name>             the same; 200
         Both answer JSON {"name", "method", "bytes", "sha256"} and headers X-Received-SHA256/-Bytes.
+    CONNECT host:port               a forward proxy's tunnel, to loopback hosts only (127.0.0.1, ::1,
+                                    localhost; anything else gets 403): 200, then bytes are relayed both ways
+                                    until either side closes. Recorded under "tunnels" in the statistics.
     GET /stats                      JSON statistics, see Stats below
     POST /stats/reset               clears the statistics and the fault counters
 
@@ -41,6 +44,7 @@ Faults (query parameters, combinable, on any request except /stats and /redirect
     retry-after=V        ... with `Retry-After: V` on those failures
     ignore-range=1       ignore Range (200 with the whole body; no Accept-Ranges unless accept-ranges=V)
     accept-ranges=V      send `Accept-Ranges: V` (empty: send none)
+    range-cap=N          a 206 carries at most N bytes (Content-Range ends early), as servers that cap ranges do
     etag-changes=1       new ETag and Last-Modified on every request
     throttle=BPS         pace the body at BPS bytes per second
     reset-after=N        send N body bytes, then reset the connection (RST: SO_LINGER 0), on the first
@@ -66,7 +70,8 @@ Stats (GET /stats)
         "bytes_sent": n,                     # body bytes of /gen, /files, /uploads (200/206) that send()
                                              # handed to the kernel, over all requests (not error bodies)
         "log": [{"method", "connection", "range", "if_range", "status", "bytes_sent", "outcome"}, ...],
-        "uploads": [{"method", "name", "bytes", "sha256", "chunked", "status", "outcome"}, ...]}}}
+        "uploads": [{"method", "name", "bytes", "sha256", "chunked", "status", "outcome"}, ...]}},
+     "tunnels": [{"target": "host:port", "proxy_authorization": header or null, "status": n}, ...]}
     outcome: "pending", "complete", "reset", "closed", "stalling", "client-closed" (a stalled client that went
     away is noticed within about 50 ms; any other after the server's next write fails).
     The answer waits (at most 1 s) until no body write is between send() and its accounting, so bytes a
@@ -96,6 +101,7 @@ import time
 import urllib.parse
 
 BLOCK = 65536
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 GEN_EPOCH = datetime.datetime(2001, 1, 1, tzinfo=datetime.timezone.utc).timestamp()
 
 
@@ -160,6 +166,7 @@ class Stats:
         self.cond = threading.Condition()
         self.in_send = 0
         self.paths = {}
+        self.tunnels = []
         self.counters = {}
         self.versions = itertools.count(1)
 
@@ -185,6 +192,10 @@ class Stats:
     def update(self, entry, **values):
         with self.cond:
             entry.update(values)
+
+    def add_tunnel(self, tunnel):
+        with self.cond:
+            self.tunnels.append(tunnel)
 
     def add_upload(self, key, receipt):
         with self.cond:
@@ -218,11 +229,12 @@ class Stats:
     def snapshot(self):
         with self.cond:
             self.cond.wait_for(lambda: self.in_send == 0, timeout=1.0)
-            return json.dumps({"paths": self.paths}, sort_keys=True).encode()
+            return json.dumps({"paths": self.paths, "tunnels": self.tunnels}, sort_keys=True).encode()
 
     def reset(self):
         with self.cond:
             self.paths = {}
+            self.tunnels = []
             self.counters = {}
 
 
@@ -242,6 +254,21 @@ class Reply(Exception):
         self.status = status
         self.text = text
         self.headers = headers or {}
+
+
+def relay(one, other):
+    """Copies bytes both ways until either side closes or fails (a proxy tunnel)."""
+    peers = {one: other, other: one}
+    try:
+        while True:
+            readable, _, _ = select.select(list(peers), [], [])
+            for source in readable:
+                data = source.recv(BLOCK)
+                if not data:
+                    return
+                peers[source].sendall(data)
+    except OSError:
+        return
 
 
 # --- the server ----------------------------------------------------------------------------------------------
@@ -298,6 +325,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.dispatch()
+
+    def do_CONNECT(self):
+        self.entry = None
+        host, _, port = self.path.rpartition(":")
+        host = host.strip("[]")
+        tunnel = {"target": self.path, "proxy_authorization": self.headers.get("Proxy-Authorization")}
+        if host not in LOOPBACK_HOSTS or not port.isdigit():
+            tunnel["status"] = 403
+            self.server.stats.add_tunnel(tunnel)
+            return self.reply_text(403, "this proxy tunnels to loopback only")
+        try:
+            upstream = socket.create_connection((host, int(port)), timeout=10)
+        except OSError as error:
+            tunnel["status"] = 502
+            self.server.stats.add_tunnel(tunnel)
+            return self.reply_text(502, f"cannot reach {self.path}: {error}")
+        tunnel["status"] = 200
+        self.server.stats.add_tunnel(tunnel)
+        self.send_response(200, "Connection established")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        with upstream:
+            upstream.settimeout(None)
+            relay(self.connection, upstream)
 
     def dispatch(self):
         self.entry = None
@@ -461,6 +513,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 raise Reply(416, "range not satisfiable", {"Content-Range": f"bytes */{size}"})
             if parsed is not None:
                 status, (start, end) = 206, parsed
+                cap = self.param("range-cap", int)
+                if cap is not None:
+                    if cap <= 0:
+                        raise Reply(400, "range-cap must be positive")
+                    end = min(end, start + cap)
 
         chunked = self.param("chunked") == "1"
         no_length = self.param("no-length") == "1"

@@ -1,6 +1,6 @@
 import DBusKit
 public import Foundation
-import HaulCore
+public import HaulCore
 import HaulTransfer
 public import Logging
 public import ServiceLifecycle
@@ -15,11 +15,17 @@ public struct HaulDaemon: Service {
         public var stateDirectory: URL
         /// How long a response may stay silent before the attempt counts as stalled (and is retried).
         public var readTimeout: Duration
+        /// Proxies for transfers (`ProxySettings(environment:)` reads them as curl does).
+        public var proxies: ProxySettings
 
-        public init(busAddress: String? = nil, stateDirectory: URL, readTimeout: Duration = .seconds(30)) {
+        public init(
+            busAddress: String? = nil, stateDirectory: URL, readTimeout: Duration = .seconds(30),
+            proxies: ProxySettings = .none
+        ) {
             self.busAddress = busAddress
             self.stateDirectory = stateDirectory
             self.readTimeout = readTimeout
+            self.proxies = proxies
         }
 
         /// `$XDG_STATE_HOME/haul`, else `~/.local/state/haul`.
@@ -68,6 +74,8 @@ public struct HaulDaemon: Service {
         let indicator = ActivityIndicatorService(objects: objects, store: store, logger: logger)
         var clientConfiguration = TransferClient.Configuration()
         clientConfiguration.readTimeout = configuration.readTimeout
+        clientConfiguration.proxies = configuration.proxies
+        for line in configuration.proxies.summary { logger.info("\(line)") }
         let tasks = TaskService(
             objects: objects, indicator: indicator, client: TransferClient(configuration: clientConfiguration),
             store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")), logger: logger

@@ -7,14 +7,21 @@ public final class HauldProcess: Sendable {
     public let stateDirectory: URL
 
     /// Starts hauld on `bus` and waits until it — not an earlier one the bus has yet to drop — owns
-    /// `org.haul.Haul1`.
-    public init(bus: PrivateBus, stateDirectory: URL? = nil, arguments: [String] = []) async throws {
+    /// `org.haul.Haul1`. A `launcher` (a command that ends by exec'ing its arguments, such as `setpriv …`) runs
+    /// hauld under changed conditions; it must keep the process id. The proxy variables of the tests' own
+    /// environment are not passed on (a test's servers are on loopback); `environment` adds variables.
+    public init(
+        bus: PrivateBus, stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
+        environment extra: [String: String] = [:]
+    ) async throws {
         let state = stateDirectory ?? bus.directory.appendingPathComponent("state")
         self.stateDirectory = state
-        var environment = bus.environment
+        var environment = bus.environment.filter { !Self.proxyVariables.contains($0.key) }
         environment["XDG_STATE_HOME"] = state.path
         environment.removeValue(forKey: "JOURNAL_STREAM")
-        running = try Command.start(Command.built("hauld"), arguments, environment: environment)
+        environment.merge(extra) { $1 }
+        let command = launcher + [Command.built("hauld")] + arguments
+        running = try Command.start(command[0], Array(command.dropFirst()), environment: environment)
         let probe = try await DBusConnection.connect(address: bus.address)
         defer { Task { await probe.close() } }
         let deadline = ContinuousClock.now + .seconds(20)
@@ -27,6 +34,10 @@ public final class HauldProcess: Sendable {
     }
 
     public var pid: Int32 { running.pid }
+
+    public static let proxyVariables: Set<String> = [
+        "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+    ]
 
     private static func ownedBy(_ pid: Int32, _ probe: DBusConnection) async throws -> Bool {
         guard let owner = try? await probe.nameOwner("org.haul.Haul1") else { return false }

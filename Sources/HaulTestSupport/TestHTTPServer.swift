@@ -309,8 +309,23 @@ public struct ServerStats: Sendable, Decodable {
         }
     }
 
+    /// One `CONNECT` (the server acting as a forward proxy).
+    public struct Tunnel: Sendable, Decodable, Equatable {
+        /// `host:port` as asked.
+        public let target: String
+        public let proxyAuthorization: String?
+        public let status: Int
+
+        enum CodingKeys: String, CodingKey {
+            case target, status
+            case proxyAuthorization = "proxy_authorization"
+        }
+    }
+
     /// Every request target seen, as sent by the client.
     public let paths: [String: Entry]
+    /// Every tunnel asked for, in order.
+    public let tunnels: [Tunnel]
 
     public subscript(_ key: String) -> Entry? { paths[Self.target(key)] }
 

@@ -49,12 +49,18 @@ struct UploadSource: Sendable {
     }
 }
 
-/// Counts what was sent and reads the response status of an upload.
+/// Counts what was sent and reads the response status of an upload (with the `Retry-After` of a failure, which
+/// the retry back-off honours as for downloads).
 final class UploadDelegate: HTTPClientResponseDelegate {
     typealias Response = Int
 
+    private struct Answer {
+        var status = 0
+        var retryAfter: Duration?
+    }
+
     private let sent = Mutex<UInt64>(0)
-    private let status = Mutex<Int>(0)
+    private let answer = Mutex(Answer())
     private let total: Int64
     private let onProgress: @Sendable (UInt64, Int64) -> Void
 
@@ -72,7 +78,11 @@ final class UploadDelegate: HTTPClientResponseDelegate {
     }
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        status.withLock { $0 = Int(head.status.code) }
+        // Parsed now: an HTTP-date counts from when the server said it.
+        let retryAfter = head.headers.first(name: "Retry-After").flatMap {
+            RetryPolicy.parseRetryAfter($0, now: Date())
+        }
+        answer.withLock { $0 = Answer(status: Int(head.status.code), retryAfter: retryAfter) }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
@@ -81,8 +91,10 @@ final class UploadDelegate: HTTPClientResponseDelegate {
     }
 
     func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-        let code = status.withLock { $0 }
-        guard (200..<300).contains(code) else { throw TransferFailure.http(status: code, retryAfter: nil) }
-        return code
+        let answer = answer.withLock { $0 }
+        guard (200..<300).contains(answer.status) else {
+            throw TransferFailure.http(status: answer.status, retryAfter: answer.retryAfter)
+        }
+        return answer.status
     }
 }

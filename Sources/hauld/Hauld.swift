@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HaulCore
 import HaulService
 import Logging
 import ServiceLifecycle
@@ -53,7 +54,8 @@ struct Hauld: AsyncParsableCommand {
                 busAddress: address,
                 stateDirectory: stateDirectory.map { URL(fileURLWithPath: $0) }
                     ?? HaulDaemon.Configuration.defaultStateDirectory(environment: environment),
-                readTimeout: .milliseconds(Int64(readTimeout * 1000))
+                readTimeout: .milliseconds(Int64(readTimeout * 1000)),
+                proxies: ProxySettings(environment: environment)
             ),
             logger: logger
         )

@@ -109,7 +109,7 @@ struct TaskStoreTests {
             #expect(store.loadAll().records == [])
             try store.remove(id: 4)
             try store.remove(id: 99)
-            #expect(try entries(of: directory) == [])
+            #expect(try entries(of: directory) == ["removed-id"])
         }
     }
 
@@ -143,6 +143,8 @@ struct TaskStoreTests {
             }
             let loaded = store.loadAll()
             #expect(loaded.records.map(\.id) == [1, 5])
+            #expect(loaded.takenIDs == [1, 2, 3, 4, 5, 6, 8, 9, 10])
+            #expect(store.nextID(taken: loaded.takenIDs) == 11, "a damaged record's id is not given to a new task")
             #expect(loaded.problems.count == broken.count)
             for name in broken.keys {
                 let path = directory.appending(path: name).path(percentEncoded: false)
@@ -162,6 +164,7 @@ struct TaskStoreTests {
             let loaded = store.loadAll()
             #expect(loaded.records.map(\.id) == [1])
             #expect(loaded.problems == [])
+            #expect(loaded.takenIDs == [1])
         }
     }
 
@@ -205,13 +208,22 @@ struct TaskStoreTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(TaskRecord.self, from: Data(completed.utf8)) }
     }
 
+    @Test func aRemovedIDIsNotGivenAgain() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            for id: UInt32 in [1, 2, 3] { try store.save(try download(id)) }
+            try store.remove(id: 3)
+            try store.remove(id: 1)
+            let loaded = TaskStore(directory: directory).loadAll()
+            #expect(loaded.records.map(\.id) == [2])
+            #expect(store.nextID(taken: loaded.takenIDs) == 4)
+        }
+    }
+
     @Test func nextID() {
         let store = TaskStore(directory: URL(filePath: "/unused"))
-        func records(_ ids: [UInt32]) -> [TaskRecord] {
-            ids.map { TaskRecord(id: $0, kind: .download, url: "http://e.test/", path: "/tmp/a", createdAt: .now) }
-        }
-        #expect(store.nextID(after: []) == 1)
-        #expect(store.nextID(after: records([3, 7])) == 8)
-        #expect(store.nextID(after: records([.max, 1])) == 2)
+        #expect(store.nextID(taken: []) == 1)
+        #expect(store.nextID(taken: [3, 7]) == 8)
+        #expect(store.nextID(taken: [.max, 1]) == 2)
     }
 }

@@ -13,11 +13,15 @@ struct DaemonFixture {
     static let indicator = "org.haul.Haul1.ActivityIndicator"
 
     static func with(
-        stateDirectory: URL? = nil, arguments: [String] = [], _ body: (DaemonFixture) async throws -> Void
+        stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
+        environment: [String: String] = [:], _ body: (DaemonFixture) async throws -> Void
     ) async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let hauld = try await HauldProcess(bus: bus, stateDirectory: stateDirectory, arguments: arguments)
+        let hauld = try await HauldProcess(
+            bus: bus, stateDirectory: stateDirectory, arguments: arguments, launcher: launcher,
+            environment: environment
+        )
         let client = try await DBusConnection.connect(address: bus.address)
         try await body(DaemonFixture(bus: bus, hauld: hauld, client: client))
         await client.close()

@@ -178,6 +178,18 @@ import Testing
         }
     }
 
+    @Test func rangeCapEndsPartialResponsesEarly() async throws {
+        try await withServer { context in
+            let path = "/gen/20000?seed=2&range-cap=3000"
+            let capped = try await context.curl(path, ["-H", "Range: bytes=5000-"])
+            #expect(capped.code == 206 && capped.size == 3000)
+            #expect(capped.headers["content-range"] == "bytes 5000-7999/20000")
+            #expect(try await capped.sha256() == TestHTTPServer.sha256OfGenerated(size: 20_000, seed: 2, range: 5000...7999))
+            let whole = try await context.curl(path)
+            #expect(whole.code == 200 && whole.size == 20_000)
+        }
+    }
+
     @Test func etagChangesOnEveryRequest() async throws {
         try await withServer { context in
             let path = "/gen/20000?seed=2&etag-changes=1"
@@ -323,6 +335,32 @@ import Testing
             #expect(hop.code == 302 && hop.headers["location"] == "/gen/100?seed=1")
             let followed = try await context.curl("/redirect/301/gen/100?seed=1", ["-L"])
             #expect(followed.code == 200 && followed.size == 100)
+        }
+    }
+
+    @Test func connectTunnelsToLoopbackOnly() async throws {
+        try await withServer { context in
+            let origin = try TestHTTPServer()
+            defer { origin.stop() }
+            let proxy = "http://127.0.0.1:\(context.server.port)"
+            let body = context.file("tunnelled")
+            let tunnelled = try await Command.run(
+                "curl", ["-s", "-p", "-x", proxy, "-U", "u:p", "-o", body.path, "-w", "%{http_connect} %{http_code}",
+                         origin.url("/gen/5000?seed=3")]
+            )
+            #expect(tunnelled.status == 0 && tunnelled.stdout == "200 200")
+            #expect(try await TestHTTPServer.sha256(ofFile: body) == TestHTTPServer.sha256OfGenerated(size: 5000, seed: 3))
+            #expect(try await origin.stats().requests("/gen/5000?seed=3") == 1)
+
+            // Never beyond loopback: the name is not even resolved.
+            let refused = try await Command.run(
+                "curl", ["-s", "-p", "-x", proxy, "-o", "/dev/null", "-w", "%{http_connect}", "http://example.test/"]
+            )
+            #expect(refused.status != 0 && refused.stdout == "403")
+            let tunnels = try await context.server.stats().tunnels
+            #expect(tunnels.map(\.target) == ["127.0.0.1:\(origin.port)", "example.test:80"])
+            #expect(tunnels.map(\.status) == [200, 403])
+            #expect(tunnels.first?.proxyAuthorization == "Basic " + Data("u:p".utf8).base64EncodedString())
         }
     }
 

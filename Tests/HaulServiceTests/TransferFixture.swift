@@ -13,14 +13,18 @@ struct TransferFixture {
     static let manager = "org.haul.Haul1.Manager"
     static let task = "org.haul.Haul1.Task"
 
-    /// hauld gives up on a silent response after `readTimeout` seconds (short, for stall tests).
+    /// hauld gives up on a silent response after `readTimeout` seconds (short, for stall tests); `launcher` and
+    /// `environment` as for ``HauldProcess``.
     static func with(
-        readTimeout: Double = 30, stateDirectory: URL? = nil, _ body: (TransferFixture) async throws -> Void
+        readTimeout: Double = 30, stateDirectory: URL? = nil, launcher: [String] = [],
+        environment: [String: String] = [:], _ body: (TransferFixture) async throws -> Void
     ) async throws {
         let server = try TestHTTPServer()
         defer { server.stop() }
-        try await DaemonFixture.with(stateDirectory: stateDirectory, arguments: ["--read-timeout", "\(readTimeout)"]) {
-            daemon throws in
+        try await DaemonFixture.with(
+            stateDirectory: stateDirectory, arguments: ["--read-timeout", "\(readTimeout)"], launcher: launcher,
+            environment: environment
+        ) { daemon throws in
             let folder = daemon.bus.directory.appendingPathComponent("downloads")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try await body(TransferFixture(daemon: daemon, server: server, folder: folder))

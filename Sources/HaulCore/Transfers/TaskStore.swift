@@ -32,59 +32,87 @@ public struct TaskStore: Sendable {
     }
 
     /// Deletes the record of task `id`; a record that is not there is not an error (forgetting is idempotent).
+    ///
+    /// The highest id ever removed is kept in `removed-id`, written first: forgetting the newest task and restarting
+    /// must not give its id to the next task (a client may still hold the old object path).
     public func remove(id: UInt32) throws(AtomicFileError) {
+        if id > highestRemovedID() ?? 0 {
+            try AtomicFile.write(Data("\(id)\n".utf8), to: removedIDURL)
+        }
         let path = url(for: id).path(percentEncoded: false)
         if unlink(path) != 0 && errno != ENOENT {
             throw AtomicFileError(operation: "unlink", path: path, errno: errno)
         }
     }
 
-    /// Reads every record, sorted by id, with a message for each file that could not be used.
+    /// What ``loadAll()`` found.
+    public struct Contents: Sendable {
+        /// The usable records, sorted by id.
+        public var records: [TaskRecord] = []
+        /// A message for each file that could not be used.
+        public var problems: [String] = []
+        /// The ids that a new task must not get: those of every record file, usable or not (a new task must never
+        /// overwrite what someone may still want to repair), and the highest id ever removed.
+        public var takenIDs: Set<UInt32> = []
+    }
+
+    /// Reads every record, with a message for each file that could not be used.
     ///
     /// Only files named `<id>.json` are read, so the temporary files of an interrupted ``AtomicFile`` write and
     /// anything else are ignored. A file that cannot be read or decoded, or that holds another task than its name
     /// says, is reported in `problems` and left in place. A missing directory means no tasks.
-    public func loadAll() -> (records: [TaskRecord], problems: [String]) {
+    public func loadAll() -> Contents {
         let directoryPath = directory.path(percentEncoded: false)
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directoryPath)
         } catch CocoaError.fileReadNoSuchFile {
-            return ([], [])
+            return Contents()
         } catch {
-            return ([], ["cannot read the task directory \(directoryPath): \(error)"])
+            return Contents(problems: ["cannot read the task directory \(directoryPath): \(error)"])
         }
-        var records: [TaskRecord] = []
-        var problems: [String] = []
+        var contents = Contents()
+        if let removed = highestRemovedID() { contents.takenIDs.insert(removed) }
         let decoder = JSONDecoder()
         for name in names.sorted() {
             guard let id = Self.id(fromFileName: name) else { continue }
+            contents.takenIDs.insert(id)
             let file = url(for: id)
             let path = file.path(percentEncoded: false)
             do {
                 let record = try decoder.decode(TaskRecord.self, from: try Data(contentsOf: file))
                 guard record.id == id else {
-                    problems.append("task record \(path) holds task \(record.id); ignored")
+                    contents.problems.append("task record \(path) holds task \(record.id); ignored")
                     continue
                 }
-                records.append(record)
+                contents.records.append(record)
             } catch {
-                problems.append("cannot load task record \(path): \(error); ignored")
+                contents.problems.append("cannot load task record \(path): \(error); ignored")
             }
         }
-        return (records.sorted { $0.id < $1.id }, problems)
+        contents.records.sort { $0.id < $1.id }
+        return contents
     }
 
-    /// The id for a new task: one more than the highest of `records`, starting at 1. Ids are not reused while a higher
-    /// one exists; only if `UInt32.max` is taken does the lowest free id come back.
-    public func nextID(after records: [TaskRecord]) -> UInt32 {
-        let taken = Set(records.map(\.id))
+    /// The id for a new task: one more than the highest `taken`, starting at 1. Ids are not reused while a higher one
+    /// exists; only if `UInt32.max` is taken does the lowest free id come back.
+    public func nextID(taken: Set<UInt32>) -> UInt32 {
         guard let highest = taken.max() else { return 1 }
         if highest < .max {
             return highest + 1
         }
         // 2^32 - 1 ids cannot all be taken by records that fit in memory.
         return (1...UInt32.max).first { !taken.contains($0) } ?? 1
+    }
+
+    private var removedIDURL: URL { directory.appending(path: "removed-id", directoryHint: .notDirectory) }
+
+    /// The id in `removed-id`; nil when there is none (or it is unreadable: then only the records count).
+    private func highestRemovedID() -> UInt32? {
+        guard let data = try? Data(contentsOf: removedIDURL), let text = String(data: data, encoding: .utf8) else {
+            return nil
+        }
+        return UInt32(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     private func url(for id: UInt32) -> URL {

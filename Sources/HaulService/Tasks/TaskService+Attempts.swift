@@ -13,6 +13,7 @@ extension TaskService {
         let probe = task.probe
         let client = client
         tasks[id]?.meter = ProgressMeter()
+        let heads = HeadDelivery()
         // The service outlives its attempts (shutdown waits for them), so they hold it strongly.
         tasks[id]?.attempt = Task { [self] in
             let result: Result<UInt32?, TransferFailure>
@@ -20,7 +21,7 @@ extension TaskService {
                 switch record.kind {
                 case .download:
                     try await Self.download(record, probe: probe, client: client) { head in
-                        Task { await self.headReceived(id, head) }
+                        heads.send { await self.headReceived(id, head) }
                     }
                     result = .success(nil)
                 case .upload:
@@ -29,6 +30,7 @@ extension TaskService {
             } catch {
                 result = .failure(error)
             }
+            await heads.delivered()
             await self.attemptEnded(id, result, stopped: Task.isCancelled)
         }
     }

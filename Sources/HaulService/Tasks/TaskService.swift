@@ -34,9 +34,10 @@ actor TaskService {
 
     /// Exports every saved task in the state it had. Nothing starts yet: see `continueRestored()`.
     func restore() async {
-        let (records, problems) = store.loadAll()
-        for problem in problems { logger.warning("skipping a saved task: \(problem)") }
-        nextID = store.nextID(after: records)
+        let contents = store.loadAll()
+        let records = contents.records
+        for problem in contents.problems { logger.warning("skipping a saved task: \(problem)") }
+        nextID = store.nextID(taken: contents.takenIDs)
         for record in records {
             let machine = ManagedTask.Machine(
                 restoring: record.state, outcome: record.outcome, maxRetries: record.maxRetries
@@ -144,7 +145,11 @@ actor TaskService {
             throw HaulErrorName.taskNotCompleted.error("task \(id) is \(task.machine.state.rawValue); cancel it first")
         }
         tasks[id] = nil
-        try? store.remove(id: id)
+        do {
+            try store.remove(id: id)
+        } catch {
+            logger.warning("cannot remove the record of forgotten task \(id): \(error)")
+        }
         try? await objects.unexport(task.path)
     }
 

@@ -1,0 +1,76 @@
+import Foundation
+
+/// A proxy named by `http_proxy` and friends: `[scheme://][user[:password]@]host[:port]`, as curl reads them.
+///
+/// HTTP proxies tunnel every request with `CONNECT` (async-http-client does so for http and https targets alike),
+/// with basic authentication when the URL has a user. SOCKS5 proxies get the target's host name, so they resolve
+/// it themselves (`socks5` and `socks5h` therefore behave alike) and take no credentials. Without a port, 1080 is
+/// used, as curl does.
+public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        case http
+        case socks5
+    }
+
+    public var kind: Kind
+    public var host: String
+    public var port: Int
+    public var username: String?
+    public var password: String?
+
+    public static let defaultPort = 1080
+
+    public init(kind: Kind, host: String, port: Int = defaultPort, username: String? = nil, password: String? = nil) {
+        self.kind = kind
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+    }
+
+    /// Parses a proxy variable's value; `variable` names it in the error.
+    public init(parsing value: String, variable: String) throws(ProxyConfigurationError) {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let text = trimmed.contains("://") ? trimmed : "http://" + trimmed
+        func invalid(_ reason: String) -> ProxyConfigurationError {
+            ProxyConfigurationError(variable: variable, reason: reason)
+        }
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
+            throw invalid("not a proxy URL")
+        }
+        switch scheme {
+        case "http": kind = .http
+        case "socks5", "socks5h": kind = .socks5
+        default: throw invalid("the \(scheme) proxy scheme is not supported (use http, socks5 or socks5h)")
+        }
+        var host = components.host ?? ""
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw invalid("no proxy host") }
+        guard components.path.isEmpty || components.path == "/", components.query == nil else {
+            throw invalid("a proxy URL has no path or query")
+        }
+        let port = components.port ?? Self.defaultPort
+        guard (1...65535).contains(port) else { throw invalid("port \(port) is out of range") }
+        self.host = host
+        self.port = port
+        username = components.user?.removingPercentEncoding ?? components.user
+        password = components.password?.removingPercentEncoding ?? components.password
+        if kind == .socks5, username != nil { throw invalid("SOCKS proxies with credentials are not supported") }
+    }
+
+    /// The proxy as logs may show it: never the password.
+    public var description: String {
+        let scheme = kind == .http ? "http" : "socks5h"
+        let user = username.map { "\($0)@" } ?? ""
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(user)\(shownHost):\(port)"
+    }
+}
+
+/// A proxy variable that cannot be used. Transfers it applies to fail rather than go around the proxy.
+public struct ProxyConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var variable: String
+    public var reason: String
+
+    public var description: String { "\(variable) is not usable: \(reason)" }
+}
