@@ -15,7 +15,8 @@ enum Tasks {
             "DownloadProgress": .double(expected > 0 ? Double(bytes) / Double(expected) : 0),
             "UploadProgress": .double(0), "Rate": .uint64(rate), "Cancellable": .boolean(state != "completed"),
             "Pausable": .boolean(state != "completed"), "Resumable": .boolean(true),
-            "ErrorName": .string(error.isEmpty ? "" : "org.haul.Haul1.Error.\(error)"), "ErrorMessage": .string(message),
+            "ErrorName": .string(error.isEmpty ? "" : "org.haul.Haul1.Error.\(error)"),
+            "ErrorMessage": .string(message),
             "HTTPStatus": .uint32(error == "HTTP" ? 404 : 200),
         ])
     }
@@ -96,7 +97,9 @@ enum Tasks {
     @Test func unfinishedTasksGetAViewAndCompletedOnesDoNot() {
         var book = JobViewBook()
         let running = Tasks.download(id: 1)
-        let actions = book.serverAppeared(tasks: [Self.task: running, "/org/haul/Haul1/Tasks/2": Tasks.download("completed", id: 2)])
+        let actions = book.serverAppeared(tasks: [
+            Self.task: running, "/org/haul/Haul1/Tasks/2": Tasks.download("completed", id: 2),
+        ])
         #expect(actions == [
             .requestView(task: Self.task, capabilities: 3, hints: JobViewHints.request(for: running))
         ])
@@ -144,9 +147,11 @@ enum Tasks {
 
     @Test func theViewsButtonsControlTheTask() {
         var (book, grant) = Self.openBook()
-        #expect(book.viewRequested("suspendRequested", view: Self.view) == [.control(task: Self.task, method: "Suspend")])
-        #expect(book.viewRequested("resumeRequested", view: Self.view) == [.control(task: Self.task, method: "Resume")])
-        #expect(book.viewRequested("cancelRequested", view: Self.view) == [.control(task: Self.task, method: "Cancel")])
+        for (signal, method) in [
+            ("suspendRequested", "Suspend"), ("resumeRequested", "Resume"), ("cancelRequested", "Cancel"),
+        ] {
+            #expect(book.viewRequested(signal, view: Self.view) == [.control(task: Self.task, method: method)])
+        }
         #expect(book.viewRequested("updateRequested", view: Self.view) == grant)
         #expect(book.viewRequested("suspendRequested", view: "/elsewhere").isEmpty)
         #expect(book.viewRequested("explode", view: Self.view).isEmpty)
@@ -213,8 +218,10 @@ enum Tasks {
         #expect(note.summary == "Download complete")
         #expect(note.body == "debian.iso")
         #expect(note.category == "transfer.complete")
-        #expect(DBusMessage.methodCall(destination: nil, path: "/", interface: nil, member: "Notify", body: note.arguments)
-            .signature == "susssasa{sv}i")
+        let notify = DBusMessage.methodCall(
+            destination: nil, path: "/", interface: nil, member: "Notify", body: note.arguments
+        )
+        #expect(notify.signature == "susssasa{sv}i")
     }
 
     @Test func aFailureSaysWhyAndEscapesMarkup() throws {

@@ -67,7 +67,8 @@ public struct JobViewBook: Sendable {
             views[path] = .requested
             return [
                 .requestView(
-                    task: path, capabilities: JobViewHints.capabilities(of: task), hints: JobViewHints.request(for: task)
+                    task: path, capabilities: JobViewHints.capabilities(of: task),
+                    hints: JobViewHints.request(for: task)
                 )
             ]
         case .requested?, .refused?:
