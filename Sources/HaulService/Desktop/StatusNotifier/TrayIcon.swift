@@ -24,6 +24,7 @@ actor TrayIcon {
         try await objects.export(
             [StatusNotifierItem.exportedInterface(visible: visible, toolTip: toolTip)], at: StatusNotifierItem.path
         )
+        logger.info("tray icon at \(objects.connection.uniqueName) \(StatusNotifierItem.path)")
     }
 
     /// `RegisterStatusNotifierItem` with this connection's unique name.
