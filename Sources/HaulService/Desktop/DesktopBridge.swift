@@ -7,8 +7,9 @@ public import Logging
 /// It is a client of the public contract only, on a connection of its own: it follows the tasks through the
 /// ObjectManager and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
 /// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel` like any other
-/// client. (Being another connection is what lets it call hauld's objects: the object server answers one call
-/// at a time per connection.)
+/// client. (A connection of its own keeps it one: hauld's object server handles one call at a time per
+/// connection, so a tray icon exported beside hauld's objects could never call them from a handler without
+/// waiting for itself.)
 ///
 /// Everything it hears arrives in one ordered stream and is handled one message at a time, so the job view
 /// book never sees events interleave with a `requestView` in flight.
