@@ -17,15 +17,18 @@ public struct HaulDaemon: Service {
         public var readTimeout: Duration
         /// Proxies for transfers (`ProxySettings(environment:)` reads them as curl does).
         public var proxies: ProxySettings
+        /// The panels the desktop bridge serves (KDE job views, tray icon, notifications).
+        public var desktop: DesktopBridge.Features
 
         public init(
             busAddress: String? = nil, stateDirectory: URL, readTimeout: Duration = .seconds(30),
-            proxies: ProxySettings = .none
+            proxies: ProxySettings = .none, desktop: DesktopBridge.Features = .init()
         ) {
             self.busAddress = busAddress
             self.stateDirectory = stateDirectory
             self.readTimeout = readTimeout
             self.proxies = proxies
+            self.desktop = desktop
         }
 
         /// `$XDG_STATE_HOME/haul`, else `~/.local/state/haul`.
@@ -61,12 +64,7 @@ public struct HaulDaemon: Service {
     }
 
     public func run() async throws {
-        let connection: DBusConnection
-        if let address = configuration.busAddress {
-            connection = try await DBusConnection.connect(address: address)
-        } else {
-            connection = try await DBusConnection.sessionBus()
-        }
+        let connection = try await connect()
         let objects = try await DBusObjectServer(connection: connection)
         let store = IndicatorSettingsStore(
             url: configuration.stateDirectory.appendingPathComponent("indicator.json")
@@ -99,11 +97,14 @@ public struct HaulDaemon: Service {
         }
         logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
         await tasks.continueRestored()
+        let bridge = await desktopBridge()
 
         await withDiscardingTaskGroup { group in
             group.addTask { await indicator.run() }
+            if let bridge { group.addTask { await bridge.run() } }
             // Ends on a graceful shutdown (SIGTERM, SIGINT) or when the bus connection is lost.
             await cancelWhenGracefulShutdown { await objects.run() }
+            await bridge?.stop()
             group.cancelAll()
         }
         // Attempts stop without touching the saved states: the next start continues every task.
@@ -113,5 +114,25 @@ public struct HaulDaemon: Service {
         await connection.close()
         if lostBus { throw Failure.busDisconnected }
         logger.info("hauld stopped")
+    }
+
+    private func connect() async throws -> DBusConnection {
+        if let address = configuration.busAddress {
+            try await DBusConnection.connect(address: address)
+        } else {
+            try await DBusConnection.sessionBus()
+        }
+    }
+
+    /// The desktop bridge on a connection of its own, once hauld serves its name (the bridge is its client).
+    /// Without one, hauld goes on: panels are a convenience.
+    private func desktopBridge() async -> DesktopBridge? {
+        guard !configuration.desktop.isEmpty else { return nil }
+        do {
+            return DesktopBridge(connection: try await connect(), features: configuration.desktop, logger: logger)
+        } catch {
+            logger.warning("no desktop integration: \(error)")
+            return nil
+        }
     }
 }

@@ -29,6 +29,15 @@ struct Hauld: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a response may stay silent before the attempt is retried.", valueName: "S"))
     var readTimeout: Double = 30
 
+    @Flag(help: "Do not show transfers as KDE jobs (default: $HAULD_JOB_VIEW, else on).")
+    var noJobView = false
+
+    @Flag(help: "Do not show a tray icon (StatusNotifierItem) (default: $HAULD_STATUS_NOTIFIER, else on).")
+    var noStatusNotifier = false
+
+    @Flag(help: "Notify the desktop when a transfer completes or fails (default: $HAULD_NOTIFY, else off).")
+    var notify = false
+
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("unknown log level '\(logLevel)'")
@@ -48,6 +57,10 @@ struct Hauld: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "hauld")
+        let (desktop, problems) = DesktopBridge.Features.resolve(
+            noJobView: noJobView, noStatusNotifier: noStatusNotifier, notify: notify, environment: environment
+        )
+        for problem in problems { logger.warning("\(problem)") }
 
         let daemon = HaulDaemon(
             configuration: .init(
@@ -55,7 +68,8 @@ struct Hauld: AsyncParsableCommand {
                 stateDirectory: stateDirectory.map { URL(fileURLWithPath: $0) }
                     ?? HaulDaemon.Configuration.defaultStateDirectory(environment: environment),
                 readTimeout: .milliseconds(Int64(readTimeout * 1000)),
-                proxies: ProxySettings(environment: environment)
+                proxies: ProxySettings(environment: environment),
+                desktop: desktop
             ),
             logger: logger
         )

@@ -99,16 +99,23 @@ import Testing
         try await DaemonFixture.with { fixture throws in
             try await fixture.setIndicator("ActivationDelay", .double(0.1))
             try await fixture.setIndicator("CompletionDelay", .double(0.1))
-            let monitor = try Command.start(Command.built("haul"), ["monitor", format], environment: fixture.bus.environment)
-            try await Task.sleep(for: .milliseconds(400))
+            let monitor = try CommandWithOutputFile.start(
+                Command.built("haul"), ["monitor", format], environment: fixture.bus.environment,
+                output: fixture.bus.directory.appendingPathComponent("monitor.out")
+            )
+            // The first line is printed once monitor is subscribed.
+            #expect(try await monitor.waitForLines(1))
             try await fixture.callIndicator("IncrementActivityCount")
             #expect(try await fixture.eventually { try await fixture.indicatorProperty("Visible") == .boolean(true) })
             try await fixture.callIndicator("DecrementActivityCount")
             #expect(try await fixture.eventually { try await fixture.indicatorProperty("State") == .string("not-active") })
-            try await Task.sleep(for: .milliseconds(200))
-            kill(monitor.pid, SIGTERM)
-            let output = await Command.finish(monitor).stdout
-            let lines = try output.split(separator: "\n").map(json)
+            // The last change printed is the return to idle.
+            let idle = format == "--waybar" ? #""alt":"idle""# : #""state":"not-active""#
+            #expect(try await monitor.waitUntil { $0.count >= 4 && $0.last?.contains(idle) == true })
+            kill(monitor.running.pid, SIGTERM)
+            _ = await Command.finish(monitor.running)
+            let output = monitor.lines.joined(separator: "\n")
+            let lines = try monitor.lines.map(json)
             #expect(lines.count >= 4, "\(output)")
             if format == "--waybar" {
                 #expect(lines.allSatisfy { Set($0.keys) == ["text", "alt", "class", "tooltip"] })

@@ -112,11 +112,15 @@ import Testing
             environment: bus.environment
         )
         #expect(started.status == 0)
-        let watch = try Command.start(Command.built("haul"), ["watch", "1"], environment: bus.environment)
-        try await Task.sleep(for: .milliseconds(500))
+        let watch = try CommandWithOutputFile.start(
+            Command.built("haul"), ["watch", "1"], environment: bus.environment,
+            output: bus.directory.appendingPathComponent("watch.out")
+        )
+        // The first progress line is printed once watch is subscribed.
+        #expect(try await watch.waitForLines(1))
         _ = await first.stop(signal: SIGKILL)
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
-        let result = await Command.finish(watch)
+        let result = await Command.finish(watch.running)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("hauld left the bus"))
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 36)))

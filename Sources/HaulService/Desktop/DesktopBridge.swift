@@ -1,0 +1,267 @@
+public import DBusKit
+public import Logging
+
+/// Shows Haul in desktop panels: KDE job views with pause/resume/cancel buttons, a StatusNotifierItem tray icon
+/// and, when asked for, notifications when transfers end.
+///
+/// It is a client of the public contract only, on a connection of its own: it follows the tasks through the
+/// ObjectManager and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
+/// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel` like any other
+/// client. (A connection of its own keeps it one: hauld's object server handles one call at a time per
+/// connection, so a tray icon exported beside hauld's objects could never call them from a handler without
+/// waiting for itself.)
+///
+/// Everything it hears arrives in one ordered stream and is handled one message at a time, so the job view
+/// book never sees events interleave with a `requestView` in flight.
+public actor DesktopBridge {
+    private let connection: DBusConnection
+    private let features: Features
+    private let logger: Logger
+    private var tasks: [ObjectPath: TaskSnapshot] = [:]
+    private var jobViews = JobViewBook()
+    private var tray: TrayIcon?
+
+    public init(connection: DBusConnection, features: Features, logger: Logger) {
+        self.connection = connection
+        self.features = features
+        self.logger = logger
+    }
+
+    /// Follows hauld until `stop()`, cancellation or the loss of the connection.
+    public func run() async {
+        do {
+            let events = try await connection.messages(matching: rules)
+            let objects: DBusObjectServer? =
+                if features.statusNotifier { try await DBusObjectServer(connection: connection) } else { nil }
+            try await loadTasks()
+            await withDiscardingTaskGroup { group in
+                if let objects {
+                    group.addTask { await objects.run() }
+                }
+                do {
+                    try await start(objects)
+                    for await message in events { await handle(message) }
+                } catch {
+                    logger.warning("the desktop bridge stopped: \(error)")
+                }
+                group.cancelAll()
+            }
+        } catch {
+            logger.warning("the desktop bridge could not start: \(error)")
+        }
+        await tray?.stop()
+        await connection.close()
+    }
+
+    /// Ends the job views (the transfers go on when hauld starts again) and closes the connection, which ends
+    /// `run()`. Without this, Plasma would say the application closed unexpectedly.
+    public func stop() async {
+        for action in jobViews.shutdown() { await perform(action) }
+        // A round trip to the bus: everything sent before it has left when it answers.
+        _ = try? await connection.call(
+            .methodCall(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetId"
+            ),
+            timeout: .seconds(1)
+        )
+        await connection.close()
+    }
+
+    // MARK: Starting
+
+    private var rules: [MatchRule] {
+        var rules = [
+            MatchRule(
+                kind: .signal, sender: HaulBus.name, path: HaulBus.rootPath,
+                interface: StandardInterfaces.objectManager.name
+            ),
+            MatchRule(
+                kind: .signal, sender: HaulBus.name, pathNamespace: HaulBus.rootPath,
+                interface: StandardInterfaces.properties.name, member: "PropertiesChanged"
+            ),
+        ]
+        if features.jobViews {
+            rules.append(Self.ownerChanges(of: KDEJobView.serverName))
+            // Only the server's owner can send these (DBusKit follows the name's owner).
+            rules.append(MatchRule(kind: .signal, sender: KDEJobView.serverName, interface: KDEJobView.viewInterface))
+        }
+        if features.statusNotifier {
+            rules.append(Self.ownerChanges(of: StatusNotifierItem.watcherName))
+        }
+        return rules
+    }
+
+    private static func ownerChanges(of name: String) -> MatchRule {
+        var rule = MatchRule.nameOwnerChanged
+        rule.arg0 = name
+        return rule
+    }
+
+    /// Every task as it is now. Called after subscribing, so nothing is missed in between.
+    private func loadTasks() async throws {
+        let reply = try await connection.call(
+            destination: HaulBus.name, path: HaulBus.rootPath, interface: StandardInterfaces.objectManager.name,
+            member: "GetManagedObjects"
+        )
+        guard case .dictionary(_, _, let entries)? = reply.first else { return }
+        for entry in entries {
+            guard let path = entry.key.objectPathValue,
+                let properties = entry.value.stringDictionary?[HaulBus.taskInterface]?.stringDictionary
+            else { continue }
+            tasks[path] = TaskSnapshot(properties: properties)
+        }
+    }
+
+    private func start(_ objects: DBusObjectServer?) async throws {
+        if let objects {
+            let visible = try await connection.property(
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+                name: "Visible"
+            )
+            let tray = try await TrayIcon(
+                objects: objects, visible: visible.boolValue ?? false, toolTip: toolTip, logger: logger
+            )
+            self.tray = tray
+            if try await connection.nameHasOwner(StatusNotifierItem.watcherName) { await tray.register() }
+        }
+        if features.jobViews, try await connection.nameHasOwner(KDEJobView.serverName) {
+            await perform(jobViews.serverAppeared(tasks: tasks))
+        }
+    }
+
+    // MARK: Events
+
+    private func handle(_ message: DBusMessage) async {
+        let body = message.body
+        switch (message.interface, message.member) {
+        case (StandardInterfaces.objectManager.name?, "InterfacesAdded"?):
+            guard let path = body.first?.objectPathValue,
+                let properties = body.last?.stringDictionary?[HaulBus.taskInterface]?.stringDictionary
+            else { return }
+            await taskChanged(path, TaskSnapshot(properties: properties))
+        case (StandardInterfaces.objectManager.name?, "InterfacesRemoved"?):
+            guard let path = body.first?.objectPathValue,
+                body.last?.arrayValue?.contains(.string(HaulBus.taskInterface)) == true
+            else { return }
+            await taskChanged(path, nil)
+        case (StandardInterfaces.properties.name?, "PropertiesChanged"?):
+            guard let path = message.path, let changes = body.dropFirst().first?.stringDictionary else { return }
+            if body.first?.stringValue == HaulBus.taskInterface, var task = tasks[path] {
+                task.apply(changes)
+                await taskChanged(path, task)
+            } else if body.first?.stringValue == HaulBus.indicatorInterface,
+                let visible = changes["Visible"]?.unwrapped.boolValue
+            {
+                await tray?.setVisible(visible)
+            }
+        case ("org.freedesktop.DBus"?, "NameOwnerChanged"?):
+            guard body.count == 3, let name = body[0].stringValue, let old = body[1].stringValue,
+                let new = body[2].stringValue
+            else { return }
+            await ownerChanged(name, old: old, new: new)
+        case (KDEJobView.viewInterface?, let member?):
+            guard let view = message.path else { return }
+            await perform(jobViews.viewRequested(member, view: view))
+        default:
+            return
+        }
+    }
+
+    /// A task appeared or changed; nil when it was removed. The notification goes first, so that it is on its
+    /// way before a job view ends.
+    private func taskChanged(_ path: ObjectPath, _ task: TaskSnapshot?) async {
+        let before = tasks[path]
+        tasks[path] = task
+        if features.notifications, let before, let task,
+            let notification = TransferNotification(before: before, after: task)
+        {
+            send(
+                .methodCall(
+                    destination: TransferNotification.busName, path: TransferNotification.path,
+                    interface: TransferNotification.interface, member: "Notify", body: notification.arguments
+                )
+            )
+        }
+        if features.jobViews { await perform(jobViews.taskChanged(path, task)) }
+        await tray?.show(toolTip)
+    }
+
+    private func ownerChanged(_ name: String, old: String, new: String) async {
+        switch name {
+        case KDEJobView.serverName where features.jobViews:
+            if !old.isEmpty { jobViews.serverVanished() }
+            if !new.isEmpty {
+                logger.debug("\(name) appeared: showing transfers as KDE jobs")
+                await perform(jobViews.serverAppeared(tasks: tasks))
+            }
+        case StatusNotifierItem.watcherName where !new.isEmpty:
+            await tray?.register()
+        default:
+            return
+        }
+    }
+
+    private var toolTip: TrayToolTip {
+        TrayToolTip(tasks: tasks.values.sorted { $0.id < $1.id })
+    }
+
+    // MARK: Job view actions
+
+    private func perform(_ actions: [JobViewBook.Action]) async {
+        for action in actions { await perform(action) }
+    }
+
+    private func perform(_ action: JobViewBook.Action) async {
+        switch action {
+        case .requestView(let task, let capabilities, let hints):
+            do {
+                let reply = try await connection.call(
+                    destination: KDEJobView.serverName, path: KDEJobView.serverPath,
+                    interface: KDEJobView.serverInterface, member: "requestView",
+                    [.string(KDEJobView.desktopEntry), .int32(capabilities), .vardict(hints)], timeout: .seconds(5)
+                )
+                guard let view = reply.first?.objectPathValue else {
+                    throw DBusError.failed("requestView answered \(reply), not an object path")
+                }
+                await perform(jobViews.viewGranted(view, for: task, tasks[task]))
+            } catch {
+                logger.warning("no KDE job view for \(task): \(error)")
+                jobViews.viewRefused(for: task)
+            }
+        case .update(let view, let properties):
+            send(
+                .methodCall(
+                    destination: KDEJobView.serverName, path: view, interface: KDEJobView.viewInterface,
+                    member: "update", body: [.vardict(properties)]
+                )
+            )
+        case .terminate(let view, let errorCode, let errorMessage):
+            send(
+                .methodCall(
+                    destination: KDEJobView.serverName, path: view, interface: KDEJobView.viewInterface,
+                    member: "terminate", body: [.uint32(errorCode), .string(errorMessage), .vardict([:])]
+                )
+            )
+        case .control(let task, let method):
+            do {
+                _ = try await connection.call(
+                    destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, member: method
+                )
+            } catch {
+                logger.info("the job view's \(method) of \(task) failed: \(error)")
+            }
+        }
+    }
+
+    /// Sends a call that wants no answer (`update`, `terminate` and `Notify` are used so).
+    private func send(_ message: DBusMessage) {
+        var message = message
+        message.noReplyExpected = true
+        do {
+            try connection.enqueue(message)
+        } catch {
+            logger.error("could not send \(message.member ?? "a message"): \(error)")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+public import DBusKit
+import Foundation
+
+/// What KDE's job view shows of a task: the `update` properties and `terminate` arguments, with the keys and
+/// types `KUiServerV2JobTracker` sends and Plasma's `JobPrivate::update` reads.
+public enum JobViewHints {
+    /// `requestView`'s `capabilities`: cancel and suspend/resume buttons as the task allows.
+    public static func capabilities(of task: TaskSnapshot) -> Int32 {
+        (task.isCancellable ? KDEJobView.Capability.killable : 0)
+            | (task.isPausable ? KDEJobView.Capability.suspendable : 0)
+    }
+
+    /// `requestView`'s `hints`: the application's name and icon, and the task's current state (Plasma 5.22 and
+    /// later read it from here; older ones need the `update` that follows).
+    public static func request(for task: TaskSnapshot) -> [String: DBusValue] {
+        update(for: task).merging([
+            "application-display-name": .string(KDEJobView.applicationName),
+            "application-icon-name": .string(KDEJobView.iconName),
+        ]) { $1 }
+    }
+
+    /// Every `update` property for the task's current state.
+    ///
+    /// `title` s, `descriptionLabel1`/`descriptionValue1` s (source), `descriptionLabel2`/`descriptionValue2` s
+    /// (destination), `totalFiles` t (1: Plasma then words it "file.iso to Downloads"), `destUrl` s (a download's
+    /// folder), `processedBytes` t, `totalBytes` t and `percent` u (when the size is known), `speed` t
+    /// (bytes/s), `suspended` b.
+    public static func update(for task: TaskSnapshot) -> [String: DBusValue] {
+        let (source, destination) = task.isDownload ? (task.url, task.path) : (task.path, task.url)
+        var hints: [String: DBusValue] = [
+            "title": .string("\(task.isDownload ? "Downloading" : "Uploading") \(task.fileName)"),
+            "descriptionLabel1": .string("Source"),
+            "descriptionValue1": .string(source),
+            "descriptionLabel2": .string("Destination"),
+            "descriptionValue2": .string(destination),
+            "totalFiles": .uint64(1),
+            "processedBytes": .uint64(task.bytesDone),
+            "speed": .uint64(task.isRunning ? task.rate : 0),
+            "suspended": .boolean(task.state == "suspended"),
+        ]
+        if task.isDownload, !task.path.isEmpty {
+            hints["destUrl"] = .string(URL(fileURLWithPath: task.path).deletingLastPathComponent().absoluteString)
+        }
+        if task.bytesExpected >= 0 {
+            hints["totalBytes"] = .uint64(UInt64(task.bytesExpected))
+        }
+        if let percent = task.percent {
+            hints["percent"] = .uint32(percent)
+        }
+        return hints
+    }
+
+    /// `terminate`'s `errorCode` and `errorMessage` for a completed task; for one that vanished unfinished
+    /// (nil), `ERR_ABORTED`.
+    public static func termination(for task: TaskSnapshot?) -> (errorCode: UInt32, errorMessage: String) {
+        guard let task, task.isCompleted else {
+            return (KDEJobView.ErrorCode.aborted, "The transfer was removed before it finished.")
+        }
+        typealias Code = KDEJobView.ErrorCode
+        let code: UInt32
+        switch task.errorKind {
+        case "": return (Code.none, "")
+        case "Cancelled": code = Code.userCanceled
+        case "NotFound": code = Code.doesNotExist
+        case "FileExists": code = Code.fileAlreadyExists
+        case "PermissionDenied": code = task.isDownload ? Code.writeAccessDenied : Code.accessDenied
+        case "Network": code = Code.cannotConnect
+        case "Timeout": code = Code.serverTimeout
+        case "DiskFull": code = Code.diskFull
+        case "HTTP" where task.httpStatus == 404 || task.httpStatus == 410: code = Code.doesNotExist
+        default: code = Code.workerDefined
+        }
+        return (code, task.errorMessage.isEmpty ? task.errorKind : task.errorMessage)
+    }
+}

@@ -1,0 +1,59 @@
+public import DBusKit
+
+/// A desktop notification for a transfer that has just finished, through the freedesktop Notifications spec:
+/// `org.freedesktop.Notifications.Notify(s app_name, u replaces_id, s app_icon, s summary, s body, as actions,
+/// a{sv} hints, i expire_timeout) → u id` on `org.freedesktop.Notifications` at
+/// `/org/freedesktop/Notifications`.
+///
+/// Only real endings are announced: a task seen unfinished and then completed, successfully or not. A cancel is
+/// the user's own doing and is not announced (Plasma, likewise, removes cancelled jobs silently).
+public struct TransferNotification: Sendable, Equatable {
+    public static let busName = "org.freedesktop.Notifications"
+    public static let path: ObjectPath = "/org/freedesktop/Notifications"
+    public static let interface = "org.freedesktop.Notifications"
+
+    public var summary: String
+    public var body: String
+    public var icon: String
+    /// The spec's standard category: `transfer.complete` or `transfer.error`.
+    public var category: String
+
+    public init?(before: TaskSnapshot, after: TaskSnapshot) {
+        guard before.isUnfinished, after.isCompleted, after.errorKind != "Cancelled" else { return nil }
+        let noun = after.isDownload ? "Download" : "Upload"
+        // The body may be read as markup by the server: the spec's small subset of HTML.
+        let name = Self.escaped(after.fileName)
+        if after.errorName.isEmpty {
+            summary = "\(noun) complete"
+            body = name
+            icon = "document-save"
+            category = "transfer.complete"
+        } else {
+            summary = "\(noun) failed"
+            body = "\(name): \(Self.escaped(after.errorMessage.isEmpty ? after.errorKind : after.errorMessage))"
+            icon = "dialog-error"
+            category = "transfer.error"
+        }
+    }
+
+    /// `Notify`'s arguments: no actions, the server's default timeout, normal urgency.
+    public var arguments: [DBusValue] {
+        [
+            .string(KDEJobView.applicationName), .uint32(0), .string(icon), .string(summary), .string(body),
+            .strings([]), .vardict(["category": .string(category), "urgency": .byte(1)]), .int32(-1),
+        ]
+    }
+
+    static func escaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,97 @@
+public import DBusKit
+
+/// The StatusNotifierItem tray icon standard (freedesktop StatusNotifierItem spec, with the interface names KDE
+/// ships in kstatusnotifieritem's `org.kde.StatusNotifierItem.xml`, which Plasma, waybar's tray and GNOME's
+/// AppIndicator extension all read):
+///
+/// - the item: `org.kde.StatusNotifierItem` at `/StatusNotifierItem` on the connection that registers it, with
+///   read-only properties `Category` s, `Id` s, `Title` s, `Status` s (`Passive`, `Active`, `NeedsAttention`),
+///   `WindowId` i, `IconThemePath` s, `Menu` o, `ItemIsMenu` b, `IconName` s, `IconPixmap` a(iiay),
+///   `OverlayIconName` s, `OverlayIconPixmap` a(iiay), `AttentionIconName` s, `AttentionIconPixmap` a(iiay),
+///   `AttentionMovieName` s, `ToolTip` (sa(iiay)ss); methods `ContextMenu(i x, i y)`, `Activate(i x, i y)`,
+///   `SecondaryActivate(i x, i y)`, `Scroll(i delta, s orientation)`; signals `NewTitle()`, `NewIcon()`,
+///   `NewAttentionIcon()`, `NewOverlayIcon()`, `NewToolTip()`, `NewStatus(s status)`;
+/// - the watcher: `org.kde.StatusNotifierWatcher.RegisterStatusNotifierItem(s service)` on
+///   `org.kde.StatusNotifierWatcher` at `/StatusNotifierWatcher`. As KDE's own `KStatusNotifierItem` does, the
+///   item registers its connection's unique name; the watcher then reads `/StatusNotifierItem` there.
+public enum StatusNotifierItem {
+    public static let path: ObjectPath = "/StatusNotifierItem"
+    public static let interface = "org.kde.StatusNotifierItem"
+    public static let watcherName = "org.kde.StatusNotifierWatcher"
+    public static let watcherPath: ObjectPath = "/StatusNotifierWatcher"
+    public static let watcherInterface = "org.kde.StatusNotifierWatcher"
+
+    public static let iconName = KDEJobView.iconName
+    /// `(iiay)`: an ARGB32 image as width, height and bytes.
+    static let pixmap = DBusType.structure([.int32, .int32, .array(.byte)])
+    static let pixmapType = DBusType.array(pixmap)
+    static let toolTipType = DBusType.structure([.string, pixmapType, .string, .string])
+
+    /// The item's status for the indicator's visibility: `Active` shows the icon, `Passive` lets the panel
+    /// hide it.
+    public static func status(visible: Bool) -> String { visible ? "Active" : "Passive" }
+
+    public static let description: DBusInterfaceDescription = {
+        typealias Method = DBusInterfaceDescription.Method
+        typealias Property = DBusInterfaceDescription.Property
+        let position: [DBusInterfaceDescription.Argument] = [.init("x", .int32), .init("y", .int32)]
+        return DBusInterfaceDescription(
+            name: interface,
+            methods: [
+                Method("ContextMenu", inputs: position),
+                Method("Activate", inputs: position),
+                Method("SecondaryActivate", inputs: position),
+                Method("Scroll", inputs: [.init("delta", .int32), .init("orientation", .string)]),
+            ],
+            signals: ["NewTitle", "NewIcon", "NewAttentionIcon", "NewOverlayIcon", "NewToolTip"].map { .init($0) }
+                + [.init("NewStatus", [.init("status", .string)])],
+            properties: [
+                Property("Category", .string), Property("Id", .string), Property("Title", .string),
+                Property("Status", .string), Property("WindowId", .int32), Property("IconThemePath", .string),
+                Property("Menu", .objectPath), Property("ItemIsMenu", .boolean), Property("IconName", .string),
+                Property("IconPixmap", pixmapType), Property("OverlayIconName", .string),
+                Property("OverlayIconPixmap", pixmapType), Property("AttentionIconName", .string),
+                Property("AttentionIconPixmap", pixmapType), Property("AttentionMovieName", .string),
+                Property("ToolTip", toolTipType),
+            ]
+        )
+    }()
+
+    /// The exported item. Haul has no window or menu: clicks and scrolls are accepted and do nothing.
+    static func exportedInterface(visible: Bool, toolTip: TrayToolTip) -> DBusExportedInterface {
+        let nothing: DBusExportedInterface.MethodHandler = { _ in [] }
+        return DBusExportedInterface(
+            description,
+            methods: [
+                "ContextMenu": nothing, "Activate": nothing, "SecondaryActivate": nothing,
+                "Scroll": { call in
+                    let orientation = call.arguments[1].stringValue?.lowercased()
+                    guard orientation == "vertical" || orientation == "horizontal" else {
+                        throw DBusError.invalidArgs("orientation must be \"vertical\" or \"horizontal\"")
+                    }
+                    return []
+                },
+            ],
+            properties: [
+                // The activity of a background service, as the spec's SystemServices example.
+                "Category": .string("SystemServices"),
+                "Id": .string(KDEJobView.desktopEntry),
+                "Title": .string(KDEJobView.applicationName),
+                "Status": .string(status(visible: visible)),
+                "WindowId": .int32(0),
+                "IconThemePath": .string(""),
+                // The conventional "no menu" path (KDE, libappindicator).
+                "Menu": .objectPath("/NO_DBUSMENU"),
+                "ItemIsMenu": .boolean(false),
+                "IconName": .string(iconName),
+                "IconPixmap": .array(pixmap, []),
+                "OverlayIconName": .string(""),
+                "OverlayIconPixmap": .array(pixmap, []),
+                "AttentionIconName": .string(""),
+                "AttentionIconPixmap": .array(pixmap, []),
+                "AttentionMovieName": .string(""),
+                "ToolTip": toolTip.value,
+            ]
+        )
+    }
+}

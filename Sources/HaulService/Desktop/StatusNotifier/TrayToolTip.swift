@@ -1,0 +1,38 @@
+public import DBusKit
+
+/// The tray icon's tooltip: a title and a line summing up the running transfers, such as
+/// "2 transfers: debian.iso 42%, photos.tar 7%".
+public struct TrayToolTip: Sendable, Equatable {
+    public var title: String
+    public var subTitle: String
+
+    /// Beyond this many, the rest are only counted.
+    static let namedTransfers = 3
+
+    public init(tasks: [TaskSnapshot]) {
+        title = KDEJobView.applicationName
+        let running = tasks.filter(\.isRunning)
+        let suspended = tasks.filter { $0.state == "suspended" }.count
+        var parts: [String] = []
+        if !running.isEmpty {
+            let named = running.prefix(Self.namedTransfers).map { task in
+                task.percent.map { "\(task.fileName) \($0)%" } ?? task.fileName
+            }
+            let more = running.count > named.count ? ", and \(running.count - named.count) more" : ""
+            let count = running.count == 1 ? "1 transfer" : "\(running.count) transfers"
+            parts.append("\(count): \(named.joined(separator: ", "))\(more)")
+        }
+        if suspended > 0 { parts.append("\(suspended) suspended") }
+        subTitle = parts.isEmpty ? "No transfers running" : parts.joined(separator: "; ")
+    }
+
+    /// The `ToolTip` property, `(sa(iiay)ss)`: icon name, icon pixmaps (none), title, text.
+    public var value: DBusValue {
+        .structure([
+            .string(StatusNotifierItem.iconName),
+            .array(StatusNotifierItem.pixmap, []),
+            .string(title),
+            .string(subTitle),
+        ])
+    }
+}

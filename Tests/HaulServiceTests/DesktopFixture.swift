@@ -1,0 +1,47 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// A private bus on which the test plays the desktop (fake job view server, tray watcher, notification server,
+/// started before or after hauld), plus the test HTTP server.
+struct DesktopFixture {
+    let bus: PrivateBus
+    let server: TestHTTPServer
+
+    static func with(_ body: (DesktopFixture) async throws -> Void) async throws {
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        try await body(DesktopFixture(bus: bus, server: server))
+    }
+
+    /// Runs `body` with hauld started with `arguments`, stopping hauld afterwards unless `body` did.
+    func withHauld(_ arguments: [String] = [], _ body: (TransferFixture) async throws -> Void) async throws {
+        let hauld = try await HauldProcess(bus: bus, arguments: arguments)
+        let client = try await DBusConnection.connect(address: bus.address)
+        let folder = bus.directory.appendingPathComponent("downloads")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let daemon = DaemonFixture(bus: bus, hauld: hauld, client: client)
+        try await body(TransferFixture(daemon: daemon, server: server, folder: folder))
+        await client.close()
+        if hauld.running.isRunning { _ = await hauld.stop() }
+    }
+
+    /// Waits until `log` holds a call for which `condition` holds, and returns the first such call.
+    static func call(
+        _ member: String, in log: CallLog, timeout: Duration = .seconds(20),
+        where condition: @Sendable (RecordedCall) -> Bool = { _ in true }
+    ) async throws -> RecordedCall {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let call = await log.calls(member).first(where: condition) { return call }
+            guard ContinuousClock.now < deadline else {
+                let seen = await log.calls.map(\.member)
+                throw TestSupportError("no \(member) call as expected within \(timeout); received \(seen)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}

@@ -1,0 +1,219 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+
+/// One method call a fake desktop service received.
+struct RecordedCall: Sendable {
+    let member: String
+    let path: ObjectPath
+    let sender: String
+    let arguments: [DBusValue]
+
+    /// The `a{sv}` argument at `index`, unwrapped.
+    func vardict(_ index: Int) -> [String: DBusValue] {
+        (arguments.indices.contains(index) ? arguments[index].stringDictionary : nil)?.mapValues(\.unwrapped) ?? [:]
+    }
+}
+
+/// What a fake received, in order.
+actor CallLog {
+    private(set) var calls: [RecordedCall] = []
+
+    func record(_ call: DBusMethodCall) {
+        calls.append(RecordedCall(member: call.member, path: call.path, sender: call.sender, arguments: call.arguments))
+    }
+
+    func calls(_ member: String) -> [RecordedCall] { calls.filter { $0.member == member } }
+}
+
+/// A desktop service the test plays on the private bus: its own connection owning a well-known name, exporting
+/// objects with DBusKit's object server and recording every call. `close()` makes it leave the bus.
+final class FakeService: Sendable {
+    let connection: DBusConnection
+    let objects: DBusObjectServer
+    let log: CallLog
+    private let serving: Task<Void, Never>
+
+    private init(connection: DBusConnection, objects: DBusObjectServer, log: CallLog) {
+        self.connection = connection
+        self.objects = objects
+        self.log = log
+        serving = Task { await objects.run() }
+    }
+
+    /// Exports what `setUp` exports, then takes `name` (last, as real services do).
+    static func start(
+        on bus: PrivateBus, name: String, _ setUp: (DBusObjectServer, CallLog) async throws -> Void
+    ) async throws -> FakeService {
+        let connection = try await DBusConnection.connect(address: bus.address)
+        let objects = try await DBusObjectServer(connection: connection)
+        let log = CallLog()
+        try await setUp(objects, log)
+        let service = FakeService(connection: connection, objects: objects, log: log)
+        guard try await connection.requestName(name) == .primaryOwner else {
+            await service.close()
+            throw TestSupportError("\(name) is already owned")
+        }
+        return service
+    }
+
+    func close() async {
+        serving.cancel()
+        await connection.close()
+    }
+
+    /// A recording handler that answers with `reply`.
+    static func recording(_ log: CallLog, reply: [DBusValue] = []) -> DBusExportedInterface.MethodHandler {
+        { call in
+            await log.record(call)
+            return reply
+        }
+    }
+}
+
+/// Plasma's job view server, typed from plasma-workspace's `org.kde.JobViewServerV2.xml` and
+/// `org.kde.JobViewV3.xml`: `requestView(s, i, a{sv}) → o` hands out `/org/kde/notificationmanager/jobs/JobView_N`
+/// objects that record `update(a{sv})` and `terminate(u, s, a{sv})` and can send the panel's requests.
+enum FakeJobViewServer {
+    static let name = "org.kde.JobViewServer"
+
+    static let server = DBusInterfaceDescription(
+        name: "org.kde.JobViewServerV2",
+        methods: [
+            .init(
+                "requestView",
+                inputs: [
+                    .init("desktopEntry", .string), .init("capabilities", .int32),
+                    .init("hints", .dictionary(key: .string, value: .variant)),
+                ],
+                outputs: [.init("trackerPath", .objectPath)]
+            )
+        ]
+    )
+
+    static let view = DBusInterfaceDescription(
+        name: "org.kde.JobViewV3",
+        methods: [
+            .init(
+                "terminate",
+                inputs: [
+                    .init("errorCode", .uint32), .init("errorMessage", .string),
+                    .init("hints", .dictionary(key: .string, value: .variant)),
+                ]
+            ),
+            .init("update", inputs: [.init("properties", .dictionary(key: .string, value: .variant))]),
+        ],
+        signals: ["updateRequested", "suspendRequested", "resumeRequested", "cancelRequested"].map { .init($0) }
+    )
+
+    static func start(on bus: PrivateBus) async throws -> FakeService {
+        try await FakeService.start(on: bus, name: name) { objects, log in
+            let exported = DBusExportedInterface(
+                server,
+                methods: [
+                    "requestView": { call in
+                        await log.record(call)
+                        let number = await log.calls("requestView").count
+                        guard let path = ObjectPath("/org/kde/notificationmanager/jobs/JobView_\(number)") else {
+                            throw DBusError.failed("bad view path")
+                        }
+                        try await objects.export(
+                            [
+                                DBusExportedInterface(
+                                    view,
+                                    methods: [
+                                        "update": FakeService.recording(log), "terminate": FakeService.recording(log),
+                                    ]
+                                )
+                            ],
+                            at: path
+                        )
+                        return [.objectPath(path)]
+                    }
+                ]
+            )
+            try await objects.export([exported], at: "/JobViewServer")
+        }
+    }
+
+    /// Sends `signal` (`suspendRequested`, …) from the view at `path`, as the panel does on a button press.
+    static func press(_ signal: String, on path: ObjectPath, of service: FakeService) async throws {
+        try await service.objects.emitSignal(path: path, interface: view.name, member: signal)
+    }
+}
+
+/// `org.kde.StatusNotifierWatcher` at `/StatusNotifierWatcher`, recording `RegisterStatusNotifierItem(s)`.
+enum FakeStatusNotifierWatcher {
+    static let name = "org.kde.StatusNotifierWatcher"
+
+    static let watcher = DBusInterfaceDescription(
+        name: "org.kde.StatusNotifierWatcher",
+        methods: [
+            .init("RegisterStatusNotifierItem", inputs: [.init("service", .string)]),
+            .init("RegisterStatusNotifierHost", inputs: [.init("service", .string)]),
+        ],
+        signals: [
+            .init("StatusNotifierItemRegistered", [.init("service", .string)]),
+            .init("StatusNotifierItemUnregistered", [.init("service", .string)]),
+            .init("StatusNotifierHostRegistered"),
+        ],
+        properties: [
+            .init("RegisteredStatusNotifierItems", .array(.string)),
+            .init("IsStatusNotifierHostRegistered", .boolean),
+            .init("ProtocolVersion", .int32),
+        ]
+    )
+
+    static func start(on bus: PrivateBus) async throws -> FakeService {
+        try await FakeService.start(on: bus, name: name) { objects, log in
+            try await objects.export(
+                [
+                    DBusExportedInterface(
+                        watcher,
+                        methods: [
+                            "RegisterStatusNotifierItem": FakeService.recording(log),
+                            "RegisterStatusNotifierHost": FakeService.recording(log),
+                        ],
+                        properties: [
+                            "RegisteredStatusNotifierItems": .strings([]),
+                            "IsStatusNotifierHostRegistered": .boolean(true),
+                            "ProtocolVersion": .int32(0),
+                        ]
+                    )
+                ],
+                at: "/StatusNotifierWatcher"
+            )
+        }
+    }
+}
+
+/// `org.freedesktop.Notifications` at `/org/freedesktop/Notifications`, recording
+/// `Notify(s, u, s, s, s, as, a{sv}, i) → u`.
+enum FakeNotifications {
+    static func start(on bus: PrivateBus) async throws -> FakeService {
+        let notifications = DBusInterfaceDescription(
+            name: "org.freedesktop.Notifications",
+            methods: [
+                .init(
+                    "Notify",
+                    inputs: [
+                        .init("app_name", .string), .init("replaces_id", .uint32), .init("app_icon", .string),
+                        .init("summary", .string), .init("body", .string), .init("actions", .array(.string)),
+                        .init("hints", .dictionary(key: .string, value: .variant)), .init("expire_timeout", .int32),
+                    ],
+                    outputs: [.init("id", .uint32)]
+                )
+            ]
+        )
+        return try await FakeService.start(on: bus, name: "org.freedesktop.Notifications") { objects, log in
+            try await objects.export(
+                [
+                    DBusExportedInterface(
+                        notifications, methods: ["Notify": FakeService.recording(log, reply: [.uint32(1)])]
+                    )
+                ],
+                at: "/org/freedesktop/Notifications"
+            )
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import HaulTestSupport
+
+/// A command whose stdout goes to a file, so that a test can wait for what it has printed while it runs (its
+/// first line says it is subscribed, for instance) instead of sleeping and hoping.
+struct CommandWithOutputFile {
+    let running: Command.Running
+    let output: URL
+
+    static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String], output: URL
+    ) throws -> CommandWithOutputFile {
+        let running = try Command.start(
+            "/bin/sh", ["-c", #"out=$1; shift; exec "$@" > "$out""#, "sh", output.path, executable] + arguments,
+            environment: environment
+        )
+        return CommandWithOutputFile(running: running, output: output)
+    }
+
+    var lines: [Substring] {
+        ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n")
+    }
+
+    /// Waits until at least `count` lines were printed; false if the command ended or `timeout` passed first.
+    func waitForLines(_ count: Int, timeout: Duration = .seconds(20)) async throws -> Bool {
+        try await waitUntil(timeout: timeout) { $0.count >= count }
+    }
+
+    /// Waits until the lines printed so far satisfy `condition`; false if the command ended or `timeout` passed.
+    func waitUntil(timeout: Duration = .seconds(20), _ condition: ([Substring]) -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(lines) {
+            guard running.isRunning, ContinuousClock.now < deadline else { return condition(lines) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+}

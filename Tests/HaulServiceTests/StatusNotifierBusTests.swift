@@ -1,0 +1,92 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// hauld's tray icon as a StatusNotifierWatcher (a fake one the test exports) and a panel see it.
+@Suite(.timeLimit(.minutes(2))) struct StatusNotifierBusTests {
+    static let item: ObjectPath = "/StatusNotifierItem"
+    static let interface = "org.kde.StatusNotifierItem"
+
+    @Test func theTrayIconRegistersAndShowsTheIndicatorAndTheTransfers() async throws {
+        try await DesktopFixture.with { desktop throws in
+            let watcher = try await FakeStatusNotifierWatcher.start(on: desktop.bus)
+            try await desktop.withHauld { f throws in
+                let registration = try await DesktopFixture.call("RegisterStatusNotifierItem", in: watcher.log)
+                // As KDE's own items do: the service is the registering connection's unique name.
+                let service = registration.sender
+                #expect(registration.arguments == [.string(service)])
+                func property(_ name: String) async throws -> DBusValue {
+                    try await f.client.property(
+                        destination: service, path: Self.item, interface: Self.interface, name: name
+                    )
+                }
+                #expect(try await property("Status") == .string("Passive"))
+                #expect(try await property("Category") == .string("SystemServices"))
+                #expect(try await property("ItemIsMenu") == .boolean(false))
+                #expect(try await property("IconName") == .string("network-transmit-receive"))
+                #expect(try await Self.toolTipText(property("ToolTip")) == "No transfers running")
+
+                let statuses = try await f.client.messages(matching: [
+                    MatchRule(
+                        kind: .signal, sender: service, path: Self.item, interface: Self.interface, member: "NewStatus"
+                    )
+                ])
+                var newStatus = statuses.makeAsyncIterator()
+                try await f.daemon.setIndicator("ActivationDelay", .double(0.1))
+                let holder = try await DBusConnection.connect(address: desktop.bus.address)
+                try await f.daemon.callIndicator("IncrementActivityCount", on: holder)
+                #expect(await newStatus.next()?.body == [.string("Active")])
+                #expect(try await property("Status") == .string("Active"))
+
+                let task = try await f.download("/gen/8m?seed=41&throttle=400000", to: "tray.bin")
+                #expect(try await f.daemon.eventually(timeout: .seconds(10)) {
+                    let text = try await Self.toolTipText(property("ToolTip"))
+                    return text.hasPrefix("1 transfer: tray.bin ") && text.hasSuffix("%")
+                })
+                await holder.close()
+                try await f.taskCall(task, "Cancel")
+                #expect(await newStatus.next()?.body == [.string("Passive")])
+                #expect(try await property("Status") == .string("Passive"))
+            }
+            await watcher.close()
+        }
+    }
+
+    @Test func aWatcherThatComesLaterOrComesBackGetsTheItem() async throws {
+        try await DesktopFixture.with { desktop throws in
+            try await desktop.withHauld { _ throws in
+                let first = try await FakeStatusNotifierWatcher.start(on: desktop.bus)
+                let service = try await DesktopFixture.call("RegisterStatusNotifierItem", in: first.log).sender
+                await first.close()
+                let second = try await FakeStatusNotifierWatcher.start(on: desktop.bus)
+                let again = try await DesktopFixture.call("RegisterStatusNotifierItem", in: second.log)
+                #expect(again.sender == service)
+                await second.close()
+            }
+        }
+    }
+
+    @Test func noStatusNotifierMeansNoTrayIcon() async throws {
+        try await DesktopFixture.with { desktop throws in
+            let watcher = try await FakeStatusNotifierWatcher.start(on: desktop.bus)
+            let kde = try await FakeJobViewServer.start(on: desktop.bus)
+            try await desktop.withHauld(["--no-status-notifier"]) { f throws in
+                let task = try await f.download("/gen/100k?seed=42", to: "quiet.bin")
+                try await f.wait(task, until: "completed")
+                // The bridge registers its tray icon before it serves job views: once a view was asked for, a
+                // registration would have arrived.
+                _ = try await DesktopFixture.call("requestView", in: kde.log)
+                #expect(await watcher.log.calls.isEmpty)
+            }
+            await kde.close()
+            await watcher.close()
+        }
+    }
+
+    /// The `ToolTip` struct's text, `(sa(iiay)ss)`.
+    static func toolTipText(_ value: DBusValue) -> String {
+        guard case .structure(let fields) = value, fields.count == 4 else { return "" }
+        return fields[3].stringValue ?? ""
+    }
+}
