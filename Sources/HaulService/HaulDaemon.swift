@@ -79,6 +79,8 @@ public struct HaulDaemon: Service {
             store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")), logger: logger
         )
 
+        // Subscribed before anything is exported, so that it sees every task from the first.
+        let bridge = await desktopBridge(following: connection.uniqueName)
         await objects.addObjectManager(at: HaulBus.rootPath)
         try await objects.export(
             [ManagerService.exportedInterface(tasks: tasks), await indicator.exportedInterface()],
@@ -92,12 +94,12 @@ public struct HaulDaemon: Service {
         case .primaryOwner, .alreadyOwner:
             break
         case .exists, .inQueue:
+            await bridge?.stop()
             await connection.close()
             throw Failure.nameTaken(HaulBus.name)
         }
         logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
         await tasks.continueRestored()
-        let bridge = await desktopBridge()
 
         await withDiscardingTaskGroup { group in
             group.addTask { await indicator.run() }
@@ -124,12 +126,16 @@ public struct HaulDaemon: Service {
         }
     }
 
-    /// The desktop bridge on a connection of its own, once hauld serves its name (the bridge is its client).
-    /// Without one, hauld goes on: panels are a convenience.
-    private func desktopBridge() async -> DesktopBridge? {
+    /// The desktop bridge on a connection of its own (it is hauld's client), subscribed to hauld's connection
+    /// `daemon`. Without one, hauld goes on: panels are a convenience.
+    private func desktopBridge(following daemon: String) async -> DesktopBridge? {
         guard !configuration.desktop.isEmpty else { return nil }
         do {
-            return DesktopBridge(connection: try await connect(), features: configuration.desktop, logger: logger)
+            let bridge = DesktopBridge(
+                connection: try await connect(), daemon: daemon, features: configuration.desktop, logger: logger
+            )
+            try await bridge.subscribe()
+            return bridge
         } catch {
             logger.warning("no desktop integration: \(error)")
             return nil

@@ -23,6 +23,16 @@ actor CallLog {
         calls.append(RecordedCall(member: call.member, path: call.path, sender: call.sender, arguments: call.arguments))
     }
 
+    /// A signal, recorded like a call.
+    func record(signal message: DBusMessage) {
+        calls.append(
+            RecordedCall(
+                member: message.member ?? "", path: message.path ?? "/", sender: message.sender ?? "",
+                arguments: message.body
+            )
+        )
+    }
+
     func calls(_ member: String) -> [RecordedCall] { calls.filter { $0.member == member } }
 }
 
@@ -34,10 +44,13 @@ final class FakeService: Sendable {
     let log: CallLog
     private let serving: Task<Void, Never>
 
-    private init(connection: DBusConnection, objects: DBusObjectServer, log: CallLog) {
+    private let name: String
+
+    private init(connection: DBusConnection, objects: DBusObjectServer, log: CallLog, name: String) {
         self.connection = connection
         self.objects = objects
         self.log = log
+        self.name = name
         serving = Task { await objects.run() }
     }
 
@@ -49,7 +62,7 @@ final class FakeService: Sendable {
         let objects = try await DBusObjectServer(connection: connection)
         let log = CallLog()
         try await setUp(objects, log)
-        let service = FakeService(connection: connection, objects: objects, log: log)
+        let service = FakeService(connection: connection, objects: objects, log: log, name: name)
         guard try await connection.requestName(name) == .primaryOwner else {
             await service.close()
             throw TestSupportError("\(name) is already owned")
@@ -57,7 +70,13 @@ final class FakeService: Sendable {
         return service
     }
 
+    /// Releases the name first: the bus answers once it is free, so a new fake can take it at once (a mere
+    /// disconnect frees it only when the bus gets round to it).
     func close() async {
+        _ = try? await connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "ReleaseName", [.string(name)]
+        )
         serving.cancel()
         await connection.close()
     }

@@ -32,11 +32,13 @@ import Testing
                         kind: .signal, sender: service, path: Self.item, interface: Self.interface, member: "NewStatus"
                     )
                 ])
-                var newStatus = statuses.makeAsyncIterator()
+                let signals = CallLog()
+                let collector = Task { for await message in statuses { await signals.record(signal: message) } }
+                defer { collector.cancel() }
                 try await f.daemon.setIndicator("ActivationDelay", .double(0.1))
                 let holder = try await DBusConnection.connect(address: desktop.bus.address)
                 try await f.daemon.callIndicator("IncrementActivityCount", on: holder)
-                #expect(await newStatus.next()?.body == [.string("Active")])
+                _ = try await DesktopFixture.call("NewStatus", in: signals) { $0.arguments == [.string("Active")] }
                 #expect(try await property("Status") == .string("Active"))
 
                 let task = try await f.download("/gen/8m?seed=41&throttle=400000", to: "tray.bin")
@@ -46,7 +48,7 @@ import Testing
                 })
                 await holder.close()
                 try await f.taskCall(task, "Cancel")
-                #expect(await newStatus.next()?.body == [.string("Passive")])
+                _ = try await DesktopFixture.call("NewStatus", in: signals) { $0.arguments == [.string("Passive")] }
                 #expect(try await property("Status") == .string("Passive"))
             }
             await watcher.close()
@@ -74,14 +76,37 @@ import Testing
             try await desktop.withHauld(["--no-status-notifier"]) { f throws in
                 let task = try await f.download("/gen/100k?seed=42", to: "quiet.bin")
                 try await f.wait(task, until: "completed")
-                // The bridge registers its tray icon before it serves job views: once a view was asked for, a
-                // registration would have arrived.
+                // The bridge exports its tray icon before it handles any task: once a view was asked for, the
+                // icon would be there.
                 _ = try await DesktopFixture.call("requestView", in: kde.log)
+                #expect(try await Self.hauldConnectionsServingAnItem(f).isEmpty)
                 #expect(await watcher.log.calls.isEmpty)
             }
             await kde.close()
             await watcher.close()
         }
+    }
+
+    /// The unique names of hauld's connections that export a StatusNotifierItem.
+    static func hauldConnectionsServingAnItem(_ f: TransferFixture) async throws -> [String] {
+        let bus = "org.freedesktop.DBus"
+        let names = try await f.client.call(
+            destination: bus, path: "/org/freedesktop/DBus", interface: bus, member: "ListNames"
+        ).first?.arrayValue?.compactMap(\.stringValue) ?? []
+        var serving: [String] = []
+        for name in names where name.hasPrefix(":") {
+            let pid = try? await f.client.call(
+                destination: bus, path: "/org/freedesktop/DBus", interface: bus, member: "GetConnectionUnixProcessID",
+                [.string(name)]
+            ).first?.uint32Value
+            guard pid == UInt32(bitPattern: f.daemon.hauld.pid) else { continue }
+            // hauld's object server answers UnknownObject for a path it does not serve.
+            let xml = (try? await f.client.call(
+                destination: name, path: item, interface: "org.freedesktop.DBus.Introspectable", member: "Introspect"
+            ))?.first?.stringValue ?? ""
+            if xml.contains(interface) { serving.append(name) }
+        }
+        return serving
     }
 
     /// The `ToolTip` struct's text, `(sa(iiay)ss)`.

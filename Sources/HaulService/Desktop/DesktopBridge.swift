@@ -15,31 +15,48 @@ public import Logging
 /// book never sees events interleave with a `requestView` in flight.
 public actor DesktopBridge {
     private let connection: DBusConnection
+    /// The unique name of hauld's own connection: the bridge follows and calls it before it owns
+    /// `org.haul.Haul1`, so that it sees every task from the first.
+    private let daemon: String
     private let features: Features
     private let logger: Logger
+    private let clock = ContinuousClock()
+    private var events: AsyncStream<DBusMessage>?
     private var tasks: [ObjectPath: TaskSnapshot] = [:]
     private var jobViews = JobViewBook()
     private var tray: TrayIcon?
 
-    public init(connection: DBusConnection, features: Features, logger: Logger) {
+    public init(connection: DBusConnection, daemon: String, features: Features, logger: Logger) {
         self.connection = connection
+        self.daemon = daemon
         self.features = features
         self.logger = logger
     }
 
-    /// Follows hauld until `stop()`, cancellation or the loss of the connection.
+    /// Subscribes to everything the bridge follows. Called before hauld exports its tasks: each of them then
+    /// arrives as `InterfacesAdded`, in order with every later change, so nothing that happens during
+    /// start-up (a restored task finishing at once, say) can be missed.
+    public func subscribe() async throws {
+        events = try await connection.messages(matching: rules)
+        if features.jobViews {
+            // The owner now; a change queued meanwhile names the same owner and changes nothing.
+            let owner = try? await connection.nameOwner(KDEJobView.serverName)
+            _ = jobViews.serverOwner(owner, tasks: [:], now: clock.now)
+        }
+    }
+
+    /// Follows hauld until `stop()`, cancellation or the loss of the connection. Call `subscribe()` first.
     public func run() async {
+        guard let events else { return }
         do {
-            let events = try await connection.messages(matching: rules)
             let objects: DBusObjectServer? =
                 if features.statusNotifier { try await DBusObjectServer(connection: connection) } else { nil }
-            try await loadTasks()
             await withDiscardingTaskGroup { group in
                 if let objects {
                     group.addTask { await objects.run() }
                 }
                 do {
-                    try await start(objects)
+                    try await startTray(objects)
                     for await message in events { await handle(message) }
                 } catch {
                     logger.warning("the desktop bridge stopped: \(error)")
@@ -53,10 +70,10 @@ public actor DesktopBridge {
         await connection.close()
     }
 
-    /// Ends the job views (the transfers go on when hauld starts again) and closes the connection, which ends
-    /// `run()`. Without this, Plasma would say the application closed unexpectedly.
+    /// Ends the job views quietly (the transfers go on when hauld starts again) and closes the connection, which
+    /// ends `run()`. Without this, Plasma would say the application closed unexpectedly.
     public func stop() async {
-        for action in jobViews.shutdown() { await perform(action) }
+        for action in jobViews.shutdown() { perform(action) }
         // A round trip to the bus: everything sent before it has left when it answers.
         _ = try? await connection.call(
             .methodCall(
@@ -73,11 +90,10 @@ public actor DesktopBridge {
     private var rules: [MatchRule] {
         var rules = [
             MatchRule(
-                kind: .signal, sender: HaulBus.name, path: HaulBus.rootPath,
-                interface: StandardInterfaces.objectManager.name
+                kind: .signal, sender: daemon, path: HaulBus.rootPath, interface: StandardInterfaces.objectManager.name
             ),
             MatchRule(
-                kind: .signal, sender: HaulBus.name, pathNamespace: HaulBus.rootPath,
+                kind: .signal, sender: daemon, pathNamespace: HaulBus.rootPath,
                 interface: StandardInterfaces.properties.name, member: "PropertiesChanged"
             ),
         ]
@@ -98,36 +114,12 @@ public actor DesktopBridge {
         return rule
     }
 
-    /// Every task as it is now. Called after subscribing, so nothing is missed in between.
-    private func loadTasks() async throws {
-        let reply = try await connection.call(
-            destination: HaulBus.name, path: HaulBus.rootPath, interface: StandardInterfaces.objectManager.name,
-            member: "GetManagedObjects"
-        )
-        guard case .dictionary(_, _, let entries)? = reply.first else { return }
-        for entry in entries {
-            guard let path = entry.key.objectPathValue,
-                let properties = entry.value.stringDictionary?[HaulBus.taskInterface]?.stringDictionary
-            else { continue }
-            tasks[path] = TaskSnapshot(properties: properties)
-        }
-    }
-
-    private func start(_ objects: DBusObjectServer?) async throws {
-        if let objects {
-            let visible = try await connection.property(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-                name: "Visible"
-            )
-            let tray = try await TrayIcon(
-                objects: objects, visible: visible.boolValue ?? false, toolTip: toolTip, logger: logger
-            )
-            self.tray = tray
-            if try await connection.nameHasOwner(StatusNotifierItem.watcherName) { await tray.register() }
-        }
-        if features.jobViews, try await connection.nameHasOwner(KDEJobView.serverName) {
-            await perform(jobViews.serverAppeared(tasks: tasks))
-        }
+    /// The tray icon starts passive, as hauld's indicator starts hidden; its changes arrive in order after that.
+    private func startTray(_ objects: DBusObjectServer?) async throws {
+        guard let objects else { return }
+        let tray = try await TrayIcon(objects: objects, visible: false, toolTip: toolTip, logger: logger)
+        self.tray = tray
+        if try await connection.nameHasOwner(StatusNotifierItem.watcherName) { Task { await tray.register() } }
     }
 
     // MARK: Events
@@ -156,13 +148,11 @@ public actor DesktopBridge {
                 await tray?.setVisible(visible)
             }
         case ("org.freedesktop.DBus"?, "NameOwnerChanged"?):
-            guard body.count == 3, let name = body[0].stringValue, let old = body[1].stringValue,
-                let new = body[2].stringValue
-            else { return }
-            await ownerChanged(name, old: old, new: new)
+            guard body.count == 3, let name = body[0].stringValue, let new = body[2].stringValue else { return }
+            ownerChanged(name, new: new)
         case (KDEJobView.viewInterface?, let member?):
             guard let view = message.path else { return }
-            await perform(jobViews.viewRequested(member, view: view))
+            perform(jobViews.viewRequested(member, view: view))
         default:
             return
         }
@@ -183,20 +173,17 @@ public actor DesktopBridge {
                 )
             )
         }
-        if features.jobViews { await perform(jobViews.taskChanged(path, task)) }
+        if features.jobViews { perform(jobViews.taskChanged(path, task, now: clock.now)) }
         await tray?.show(toolTip)
     }
 
-    private func ownerChanged(_ name: String, old: String, new: String) async {
+    private func ownerChanged(_ name: String, new: String) {
         switch name {
         case KDEJobView.serverName where features.jobViews:
-            if !old.isEmpty { jobViews.serverVanished() }
-            if !new.isEmpty {
-                logger.debug("\(name) appeared: showing transfers as KDE jobs")
-                await perform(jobViews.serverAppeared(tasks: tasks))
-            }
+            if !new.isEmpty { logger.debug("\(name) is \(new): showing transfers as KDE jobs") }
+            perform(jobViews.serverOwner(new.isEmpty ? nil : new, tasks: tasks, now: clock.now))
         case StatusNotifierItem.watcherName where !new.isEmpty:
-            await tray?.register()
+            if let tray { Task { await tray.register() } }
         default:
             return
         }
@@ -208,27 +195,15 @@ public actor DesktopBridge {
 
     // MARK: Job view actions
 
-    private func perform(_ actions: [JobViewBook.Action]) async {
-        for action in actions { await perform(action) }
+    private func perform(_ actions: [JobViewBook.Action]) {
+        for action in actions { perform(action) }
     }
 
-    private func perform(_ action: JobViewBook.Action) async {
+    /// Nothing here waits: `requestView` is answered while events go on, and the rest wants no answer.
+    private func perform(_ action: JobViewBook.Action) {
         switch action {
-        case .requestView(let task, let capabilities, let hints):
-            do {
-                let reply = try await connection.call(
-                    destination: KDEJobView.serverName, path: KDEJobView.serverPath,
-                    interface: KDEJobView.serverInterface, member: "requestView",
-                    [.string(KDEJobView.desktopEntry), .int32(capabilities), .vardict(hints)], timeout: .seconds(5)
-                )
-                guard let view = reply.first?.objectPathValue else {
-                    throw DBusError.failed("requestView answered \(reply), not an object path")
-                }
-                await perform(jobViews.viewGranted(view, for: task, tasks[task]))
-            } catch {
-                logger.warning("no KDE job view for \(task): \(error)")
-                jobViews.viewRefused(for: task)
-            }
+        case .requestView(let task, let server, let capabilities, let hints):
+            Task { await requestView(for: task, from: server, capabilities: capabilities, hints: hints) }
         case .update(let view, let properties):
             send(
                 .methodCall(
@@ -244,13 +219,28 @@ public actor DesktopBridge {
                 )
             )
         case .control(let task, let method):
-            do {
-                _ = try await connection.call(
-                    destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, member: method
-                )
-            } catch {
-                logger.info("the job view's \(method) of \(task) failed: \(error)")
+            // In order with the button presses; a refusal (the task has just completed, say) needs no answer.
+            send(.methodCall(destination: daemon, path: task, interface: HaulBus.taskInterface, member: method))
+        }
+    }
+
+    /// A busy Plasma may take its time: the book keeps the task's state meanwhile, and the answer sends it.
+    private func requestView(
+        for task: ObjectPath, from server: String, capabilities: Int32, hints: [String: DBusValue]
+    ) async {
+        do {
+            let reply = try await connection.call(
+                destination: server, path: KDEJobView.serverPath, interface: KDEJobView.serverInterface,
+                member: "requestView", [.string(KDEJobView.desktopEntry), .int32(capabilities), .vardict(hints)],
+                timeout: .seconds(60)
+            )
+            guard let view = reply.first?.objectPathValue else {
+                throw DBusError.failed("requestView answered \(reply), not an object path")
             }
+            perform(jobViews.viewGranted(view, for: task, from: server, tasks[task], now: clock.now))
+        } catch {
+            logger.warning("no KDE job view for \(task): \(error)")
+            jobViews.viewRefused(for: task, from: server)
         }
     }
 

@@ -40,6 +40,7 @@ public struct TaskSnapshot: Sendable, Equatable {
 
     public var isCompleted: Bool { state == "completed" }
     public var isRunning: Bool { state == "running" }
+    public var isSuspended: Bool { state == "suspended" }
     /// Running, suspended or being cancelled: what a panel shows as a job in progress.
     public var isUnfinished: Bool { !state.isEmpty && !isCompleted }
     /// The last element of the error name (`Cancelled`, `HTTP`, …); empty on success.

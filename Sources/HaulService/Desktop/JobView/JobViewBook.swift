@@ -1,15 +1,23 @@
 public import DBusKit
 
 /// Which task has which KDE job view, as a pure state machine: events from the bus (a task changed or went
-/// away, the job view server came or left, a view answered or sent a request) return the calls to make.
-/// The owner makes them, in order, and reports `requestView`'s answer back.
+/// away, the job view server got a new owner, a view answered or sent a request) return the calls to make.
+/// The owner makes them in order, and reports `requestView`'s answer back whenever it comes: requests are
+/// answered concurrently with everything else, so a slow Plasma delays no other panel and no button.
 ///
 /// Every unfinished task gets a view while the server is there; a completed one gets its last update and
-/// `terminate`. A task that is already completed when first seen gets none.
+/// `terminate`. A task that is already completed when first seen gets none. Progress alone (bytes, percent,
+/// speed) goes out at most every ``progressInterval`` per view; any other change at once.
 public struct JobViewBook: Sendable {
+    public typealias Instant = ContinuousClock.Instant
+
+    /// Plasma redraws (and re-broadcasts to launchers) on every update: twice a second is plenty for a bar.
+    public static let progressInterval: Duration = .milliseconds(500)
+
     public enum Action: Equatable, Sendable {
-        /// Call `requestView`, then report `viewGranted` or `viewRefused`.
-        case requestView(task: ObjectPath, capabilities: Int32, hints: [String: DBusValue])
+        /// Call `requestView` of `server` (the owner's unique name, so that a request never reaches a later owner),
+        /// then report `viewGranted` or `viewRefused`.
+        case requestView(task: ObjectPath, server: String, capabilities: Int32, hints: [String: DBusValue])
         case update(view: ObjectPath, properties: [String: DBusValue])
         case terminate(view: ObjectPath, errorCode: UInt32, errorMessage: String)
         /// Call this `org.haul.Haul1.Task` method (`Suspend`, `Resume`, `Cancel`) on the task.
@@ -18,56 +26,54 @@ public struct JobViewBook: Sendable {
 
     private enum View: Equatable {
         case requested
-        /// The server refused; not asked again until it comes back.
+        /// The server refused; not asked again until a new owner comes.
         case refused
-        /// With the properties last sent, so that updates carry only what changed.
-        case open(ObjectPath, sent: [String: DBusValue])
+        /// With the properties last sent, so that updates carry only what changed, and when progress last went.
+        case open(ObjectPath, sent: [String: DBusValue], progressSentAt: Instant)
     }
 
-    private var serverPresent = false
+    /// The unique name owning `org.kde.JobViewServer`, if any.
+    private var server: String?
+    private var isStopping = false
     private var views: [ObjectPath: View] = [:]
 
     public init() {}
 
-    /// The server took its name (or a new owner did): every unfinished task gets a new view.
-    public mutating func serverAppeared(tasks: [ObjectPath: TaskSnapshot]) -> [Action] {
-        serverPresent = true
+    /// The server's name is owned by `owner` now (nil: by no one). A new owner gets a view for every unfinished
+    /// task, the old owner's views having gone with it; the owner already known changes nothing.
+    public mutating func serverOwner(_ owner: String?, tasks: [ObjectPath: TaskSnapshot], now: Instant) -> [Action] {
+        guard owner != server else { return [] }
+        server = owner
         views = [:]
-        return tasks.keys.sorted().flatMap { taskChanged($0, tasks[$0]) }
+        return tasks.keys.sorted().flatMap { taskChanged($0, tasks[$0], now: now) }
     }
 
-    /// The server left: its views are gone with it.
-    public mutating func serverVanished() {
-        serverPresent = false
-        views = [:]
-    }
-
-    /// hauld is stopping: every open view ends, saying so. The transfers go on when hauld starts again, with new
-    /// views.
+    /// hauld is stopping: every open view ends quietly (the transfers go on when hauld starts again, with new
+    /// views), and so does any view granted from now on.
     public mutating func shutdown() -> [Action] {
+        isStopping = true
         let open = views.values.compactMap { state -> ObjectPath? in
-            if case .open(let view, _) = state { view } else { nil }
+            if case .open(let view, _, _) = state { view } else { nil }
         }
-        serverPresent = false
         views = [:]
         return open.sorted().map {
             .terminate(
-                view: $0, errorCode: KDEJobView.ErrorCode.aborted,
+                view: $0, errorCode: KDEJobView.ErrorCode.userCanceled,
                 errorMessage: "hauld stopped; the transfer goes on when it starts again."
             )
         }
     }
 
     /// A task appeared or changed; nil when it was removed.
-    public mutating func taskChanged(_ path: ObjectPath, _ task: TaskSnapshot?) -> [Action] {
-        guard serverPresent else { return [] }
+    public mutating func taskChanged(_ path: ObjectPath, _ task: TaskSnapshot?, now: Instant) -> [Action] {
+        guard let server, !isStopping else { return [] }
         switch views[path] {
         case nil:
             guard let task, task.isUnfinished else { return [] }
             views[path] = .requested
             return [
                 .requestView(
-                    task: path, capabilities: JobViewHints.capabilities(of: task),
+                    task: path, server: server, capabilities: JobViewHints.capabilities(of: task),
                     hints: JobViewHints.request(for: task)
                 )
             ]
@@ -75,35 +81,47 @@ public struct JobViewBook: Sendable {
             // The answer to the request sends the state as it is then.
             if task == nil { views[path] = nil }
             return []
-        case .open(let view, let sent)?:
-            return send(task, to: view, of: path, after: sent)
+        case .open(let view, let sent, let progressSentAt)?:
+            if let task, task.isUnfinished, now < progressSentAt + Self.progressInterval,
+                JobViewHints.update(for: task).allSatisfy({ sent[$0.key] == $0.value || JobViewHints.isProgress($0.key) })
+            {
+                return []  // only progress changed, and it went out a moment ago: the next update carries it
+            }
+            return send(task, to: view, of: path, after: sent, sentAt: progressSentAt, now: now)
         }
     }
 
-    /// `requestView` answered with `view`; `task` is the task's state now (nil if it has gone meanwhile).
-    public mutating func viewGranted(_ view: ObjectPath, for path: ObjectPath, _ task: TaskSnapshot?) -> [Action] {
-        guard serverPresent, views[path] == .requested || (views[path] == nil && task == nil) else {
-            // Asked of a server that has gone since: that view is no one's to fill.
-            return []
+    /// `server` answered `requestView` for the task at `path` with `view`; `task` is the task's state now (nil if
+    /// it has gone meanwhile).
+    public mutating func viewGranted(
+        _ view: ObjectPath, for path: ObjectPath, from server: String, _ task: TaskSnapshot?, now: Instant
+    ) -> [Action] {
+        // A server that has gone took the view along.
+        guard server == self.server else { return [] }
+        guard !isStopping, views[path] == .requested else {
+            // No one will fill it (the task went away, or hauld is stopping): end it quietly.
+            return [.terminate(view: view, errorCode: KDEJobView.ErrorCode.userCanceled, errorMessage: "")]
         }
-        return send(task, to: view, of: path, after: [:])
+        return send(task, to: view, of: path, after: [:], sentAt: now, now: now)
     }
 
-    /// `requestView` failed: the task goes without a view until the server comes back.
-    public mutating func viewRefused(for path: ObjectPath) {
-        if views[path] == .requested { views[path] = .refused }
+    /// `server`'s `requestView` failed: the task goes without a view until a new owner comes.
+    public mutating func viewRefused(for path: ObjectPath, from server: String) {
+        if server == self.server, views[path] == .requested { views[path] = .refused }
     }
 
     /// A signal from a view (sent by the server's owner): the task control it asks for, or everything again.
     public mutating func viewRequested(_ member: String, view: ObjectPath) -> [Action] {
-        guard let open = openView(view), let method = KDEJobView.requests[member] else { return [] }
-        if let method { return [.control(task: open.task, method: method)] }
-        return [.update(view: view, properties: open.sent)]
+        guard let open = openView(view), let request = KDEJobView.Request(rawValue: member) else { return [] }
+        guard let method = request.taskMethod else { return [.update(view: view, properties: open.sent)] }
+        return [.control(task: open.task, method: method)]
     }
 
-    /// The last update (only what changed) and, once the task has completed or gone, `terminate`.
+    /// The last update (only what changed) and, once the task has completed or gone, `terminate`. `sentAt` is
+    /// when the view last got an update.
     private mutating func send(
-        _ task: TaskSnapshot?, to view: ObjectPath, of path: ObjectPath, after sent: [String: DBusValue]
+        _ task: TaskSnapshot?, to view: ObjectPath, of path: ObjectPath, after sent: [String: DBusValue],
+        sentAt: Instant, now: Instant
     ) -> [Action] {
         var actions: [Action] = []
         var all = sent
@@ -113,7 +131,7 @@ public struct JobViewBook: Sendable {
             if !changed.isEmpty { actions.append(.update(view: view, properties: changed)) }
         }
         if let task, task.isUnfinished {
-            views[path] = .open(view, sent: all)
+            views[path] = .open(view, sent: all, progressSentAt: actions.isEmpty ? sentAt : now)
         } else {
             views[path] = nil
             let (code, message) = JobViewHints.termination(for: task)
@@ -124,7 +142,7 @@ public struct JobViewBook: Sendable {
 
     private func openView(_ view: ObjectPath) -> (task: ObjectPath, sent: [String: DBusValue])? {
         for (path, state) in views {
-            if case .open(view, let sent) = state { return (path, sent) }
+            if case .open(view, let sent, _) = state { return (path, sent) }
         }
         return nil
     }

@@ -10,8 +10,8 @@ public enum JobViewHints {
             | (task.isPausable ? KDEJobView.Capability.suspendable : 0)
     }
 
-    /// `requestView`'s `hints`: the application's name and icon, and the task's current state (Plasma 5.22 and
-    /// later read it from here; older ones need the `update` that follows).
+    /// `requestView`'s `hints`: the application's name and icon (what Plasma reads from them), and the task's
+    /// current state as KDE's own tracker sends it (Plasma takes it from the `update` that follows).
     public static func request(for task: TaskSnapshot) -> [String: DBusValue] {
         update(for: task).merging([
             "application-display-name": .string(KDEJobView.applicationName),
@@ -23,8 +23,8 @@ public enum JobViewHints {
     ///
     /// `title` s, `descriptionLabel1`/`descriptionValue1` s (source), `descriptionLabel2`/`descriptionValue2` s
     /// (destination), `totalFiles` t (1: Plasma then words it "file.iso to Downloads"), `destUrl` s (a download's
-    /// folder), `processedBytes` t, `totalBytes` t and `percent` u (when the size is known), `speed` t
-    /// (bytes/s), `suspended` b.
+    /// folder), `processedBytes` t, `totalBytes` t and `percent` u (0 while the size is unknown, so that a total
+    /// that became unknown does not stay on screen), `speed` t (bytes/s), `suspended` b.
     public static func update(for task: TaskSnapshot) -> [String: DBusValue] {
         let (source, destination) = task.isDownload ? (task.url, task.path) : (task.path, task.url)
         var hints: [String: DBusValue] = [
@@ -36,18 +36,19 @@ public enum JobViewHints {
             "totalFiles": .uint64(1),
             "processedBytes": .uint64(task.bytesDone),
             "speed": .uint64(task.isRunning ? task.rate : 0),
-            "suspended": .boolean(task.state == "suspended"),
+            "suspended": .boolean(task.isSuspended),
+            "totalBytes": .uint64(UInt64(max(task.bytesExpected, 0))),
+            "percent": .uint32(task.percent ?? 0),
         ]
         if task.isDownload, !task.path.isEmpty {
             hints["destUrl"] = .string(URL(fileURLWithPath: task.path).deletingLastPathComponent().absoluteString)
         }
-        if task.bytesExpected >= 0 {
-            hints["totalBytes"] = .uint64(UInt64(task.bytesExpected))
-        }
-        if let percent = task.percent {
-            hints["percent"] = .uint32(percent)
-        }
         return hints
+    }
+
+    /// Whether an `update` key only follows progress (sent at most twice a second).
+    static func isProgress(_ key: String) -> Bool {
+        key == "processedBytes" || key == "percent" || key == "speed"
     }
 
     /// `terminate`'s `errorCode` and `errorMessage` for a completed task; for one that vanished unfinished

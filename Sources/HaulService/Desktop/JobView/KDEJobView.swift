@@ -47,9 +47,22 @@ public enum KDEJobView {
         public static let workerDefined: UInt32 = 163
     }
 
-    /// The signals a view sends, and the `org.haul.Haul1.Task` method each one asks for (nil: resend everything).
-    static let requests: [String: String?] = [
-        "suspendRequested": "Suspend", "resumeRequested": "Resume", "cancelRequested": "Cancel",
-        "updateRequested": nil,
-    ]
+    /// The signals a view sends.
+    enum Request: String {
+        case suspend = "suspendRequested"
+        case resume = "resumeRequested"
+        case cancel = "cancelRequested"
+        /// Send every property again.
+        case update = "updateRequested"
+
+        /// The `org.haul.Haul1.Task` method the request asks for; nil for `updateRequested`.
+        var taskMethod: String? {
+            switch self {
+            case .suspend: "Suspend"
+            case .resume: "Resume"
+            case .cancel: "Cancel"
+            case .update: nil
+            }
+        }
+    }
 }

@@ -22,7 +22,7 @@ public struct TransferNotification: Sendable, Equatable {
         guard before.isUnfinished, after.isCompleted, after.errorKind != "Cancelled" else { return nil }
         let noun = after.isDownload ? "Download" : "Upload"
         // The body may be read as markup by the server: the spec's small subset of HTML.
-        let name = Self.escaped(after.fileName)
+        let name = Markup.escaped(after.fileName)
         if after.errorName.isEmpty {
             summary = "\(noun) complete"
             body = name
@@ -30,7 +30,7 @@ public struct TransferNotification: Sendable, Equatable {
             category = "transfer.complete"
         } else {
             summary = "\(noun) failed"
-            body = "\(name): \(Self.escaped(after.errorMessage.isEmpty ? after.errorKind : after.errorMessage))"
+            body = "\(name): \(Markup.escaped(after.errorMessage.isEmpty ? after.errorKind : after.errorMessage))"
             icon = "dialog-error"
             category = "transfer.error"
         }
@@ -42,18 +42,5 @@ public struct TransferNotification: Sendable, Equatable {
             .string(KDEJobView.applicationName), .uint32(0), .string(icon), .string(summary), .string(body),
             .strings([]), .vardict(["category": .string(category), "urgency": .byte(1)]), .int32(-1),
         ]
-    }
-
-    static func escaped(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

@@ -12,11 +12,12 @@ public struct TrayToolTip: Sendable, Equatable {
     public init(tasks: [TaskSnapshot]) {
         title = KDEJobView.applicationName
         let running = tasks.filter(\.isRunning)
-        let suspended = tasks.filter { $0.state == "suspended" }.count
+        let suspended = tasks.filter(\.isSuspended).count
         var parts: [String] = []
         if !running.isEmpty {
             let named = running.prefix(Self.namedTransfers).map { task in
-                task.percent.map { "\(task.fileName) \($0)%" } ?? task.fileName
+                let name = Markup.escaped(task.fileName)  // tooltips may be rendered as markup
+                return task.percent.map { "\(name) \($0)%" } ?? name
             }
             let more = running.count > named.count ? ", and \(running.count - named.count) more" : ""
             let count = running.count == 1 ? "1 transfer" : "\(running.count) transfers"
