@@ -12,6 +12,8 @@ actor TaskService {
     private let indicator: ActivityIndicatorService
     let client: TransferClient
     private let store: TaskStore
+    /// Saves records off the actor: replies do not wait for the disk.
+    private let records: TaskRecordWriter
     let logger: Logger
     let clock = ContinuousClock()
     var tasks: [UInt32: ManagedTask] = [:]
@@ -27,6 +29,7 @@ actor TaskService {
         self.indicator = indicator
         self.client = client
         self.store = store
+        records = TaskRecordWriter(store: store)
         self.logger = logger
     }
 
@@ -69,6 +72,7 @@ actor TaskService {
             task.attempt?.cancel()
         }
         for task in tasks.values { await task.attempt?.value }
+        await records.flush()
         await client.shutdown()
     }
 
@@ -144,7 +148,7 @@ actor TaskService {
             throw HaulErrorName.taskNotCompleted.error("task \(id) is \(task.machine.state.rawValue); cancel it first")
         }
         tasks[id] = nil
-        try? store.remove(id: id)
+        records.remove(id: id)
         try? await objects.unexport(task.path)
     }
 
@@ -199,11 +203,7 @@ actor TaskService {
         task.record.state = task.machine.state
         task.record.outcome = task.machine.outcome
         tasks[id] = task
-        do {
-            try store.save(task.record)
-        } catch {
-            logger.error("could not save task \(id): \(error)")
-        }
+        records.save(task.record) { [logger] error in logger.error("could not save task \(id): \(error)") }
     }
 
     private func publishState(_ id: UInt32) async {
