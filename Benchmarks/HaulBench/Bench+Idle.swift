@@ -9,9 +9,9 @@ extension Bench {
         let end = ContinuousClock.now
         let after = try ProcessSample(pid: pid)
         return IdleFigures(
-            seconds: start.duration(to: end).seconds, cpuSeconds: after.cpuTime(since: before).seconds,
+            seconds: start.duration(to: end).seconds, cpuSeconds: after.threadCPUTime(since: before).seconds,
             wakeups: after.wakeups(since: before),
-            signals: client.signals.signals(from: start, to: end).count, residentBytes: after.residentBytes
+            signals: client.signals.signals(from: start, to: end).count, memory: MemoryFigures(after)
         )
     }
 }

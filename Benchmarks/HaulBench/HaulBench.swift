@@ -22,7 +22,7 @@ struct HaulBench: AsyncParsableCommand {
     var server: ServerKind?
 
     @Option(help: "Repetitions of each throughput figure (the median is reported).")
-    var rounds = 3
+    var rounds = 5
 
     @Option(help: "Downloads at once in the concurrent and control phases.")
     var transfers = 200
@@ -78,7 +78,7 @@ struct HaulBench: AsyncParsableCommand {
         log("hauld runs as pid \(hauld.pid)")
         do {
             try await Task.sleep(for: .seconds(1))
-            results.hauldFreshResidentBytes = try ProcessSample(pid: hauld.pid).residentBytes
+            results.hauldFresh = MemoryFigures(try ProcessSample(pid: hauld.pid))
             if phases.contains(.indicator) {
                 log("indicator timing (\(indicatorRepetitions) activations)")
                 results.indicator = try await bench.indicatorAccuracy()

@@ -9,8 +9,14 @@ struct ProcessSample: Sendable {
     let residentBytes: Int
     /// `VmHWM`: the peak resident set size since start or since `resetPeak`.
     let peakResidentBytes: Int
+    /// `RssAnon`: the part of `VmRSS` that is the process's own memory, not pages of mapped files (code).
+    let anonymousBytes: Int
+    /// `Pss` (`smaps_rollup`): the resident set with each shared page divided among the processes mapping it.
+    let proportionalBytes: Int
     /// Voluntary and involuntary context switches of each thread alive now, by thread id: each one is a wake-up.
     let contextSwitches: [Int: Int]
+    /// Nanoseconds on a CPU of each thread alive now (`schedstat`), by thread id: finer than clock ticks.
+    let threadRuntimes: [Int: Int]
 
     static let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
 
@@ -27,19 +33,34 @@ struct ProcessSample: Sendable {
         let status = Self.fields(try Self.read("/proc/\(pid)/status"))
         residentBytes = (status["VmRSS"] ?? 0) * 1024
         peakResidentBytes = (status["VmHWM"] ?? 0) * 1024
+        anonymousBytes = (status["RssAnon"] ?? 0) * 1024
+        proportionalBytes = ((try? Self.fields(Self.read("/proc/\(pid)/smaps_rollup")))?["Pss"] ?? 0) * 1024
         var switches: [Int: Int] = [:]
+        var runtimes: [Int: Int] = [:]
         for thread in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
             guard let id = Int(thread), let text = try? Self.read("/proc/\(pid)/task/\(thread)/status") else { continue }
             let counts = Self.fields(text)
             switches[id] = (counts["voluntary_ctxt_switches"] ?? 0) + (counts["nonvoluntary_ctxt_switches"] ?? 0)
+            let schedstat = (try? Self.read("/proc/\(pid)/task/\(thread)/schedstat")) ?? ""
+            runtimes[id] = schedstat.split(separator: " ").first.flatMap { Int($0) } ?? 0
         }
         contextSwitches = switches
+        threadRuntimes = runtimes
     }
 
     /// Wake-ups between two samples: those of threads alive at both, plus all of threads started since (those of a
     /// thread that ended in between are lost with it).
     func wakeups(since earlier: ProcessSample) -> Int {
-        contextSwitches.reduce(0) { total, thread in total + thread.value - (earlier.contextSwitches[thread.key] ?? 0) }
+        Self.growth(of: contextSwitches, since: earlier.contextSwitches)
+    }
+
+    /// CPU time between two samples to the nanosecond, counted as `wakeups(since:)` counts.
+    func threadCPUTime(since earlier: ProcessSample) -> Duration {
+        .nanoseconds(Self.growth(of: threadRuntimes, since: earlier.threadRuntimes))
+    }
+
+    private static func growth(of counters: [Int: Int], since earlier: [Int: Int]) -> Int {
+        counters.reduce(0) { total, thread in total + thread.value - (earlier[thread.key] ?? 0) }
     }
 
     /// CPU time between two samples.

@@ -87,12 +87,17 @@ enum ReportTable {
                 ),
             ]
         }
-        rows.append(Row(figure: "RSS of a fresh hauld", hauld: Targets.megabytes(results.hauldFreshResidentBytes)))
+        if let fresh = results.hauldFresh {
+            rows.append(Row(figure: "Fresh hauld, RSS / anonymous / PSS", hauld: memory(fresh)))
+        }
         if let idle = results.idle {
             rows += [
-                Row(figure: "Idle \(Int(idle.seconds.rounded())) s after the load, CPU", hauld: seconds(idle.cpuSeconds)),
+                Row(
+                    figure: "Idle \(Int(idle.seconds.rounded())) s after the load, CPU",
+                    hauld: String(format: "%.2f ms", idle.cpuSeconds * 1000)
+                ),
                 Row(figure: "  wake-ups (context switches) / signals", hauld: "\(idle.wakeups) / \(idle.signals)"),
-                Row(figure: "  RSS", hauld: Targets.megabytes(idle.residentBytes)),
+                Row(figure: "  RSS / anonymous / PSS", hauld: memory(idle.memory)),
             ]
         }
         for load in results.busLoad {
@@ -145,6 +150,13 @@ enum ReportTable {
     /// `1 GiB`, `5 MiB`.
     static func size(_ bytes: Int) -> String {
         bytes >= 1 << 30 && bytes % (1 << 30) == 0 ? "\(bytes >> 30) GiB" : "\(bytes >> 20) MiB"
+    }
+
+    private static func memory(_ figures: MemoryFigures) -> String {
+        String(
+            format: "%.1f / %.1f / %.1f MB", Double(figures.residentBytes) / 1e6, Double(figures.anonymousBytes) / 1e6,
+            Double(figures.proportionalBytes) / 1e6
+        )
     }
 
     private static func seconds(_ value: Double) -> String { String(format: "%.2f s", value) }

@@ -7,7 +7,7 @@ struct BenchResults: Codable, Sendable {
     var machine: MachineFacts
     var server: String
     var benchSeconds: Double = 0
-    var hauldFreshResidentBytes = 0
+    var hauldFresh: MemoryFigures?
     var singleDownload: SingleDownloadFigures?
     var concurrent: ConcurrentFigures?
     var busLoad: [BusLoadFigures] = []
@@ -102,11 +102,28 @@ struct IndicatorFigures: Codable, Sendable {
 
 struct IdleFigures: Codable, Sendable {
     var seconds: Double
+    /// From the threads' `schedstat`, to the nanosecond.
     var cpuSeconds: Double
     /// Context switches of hauld's threads: each one a wake-up.
     var wakeups: Int
     var signals: Int
+    var memory: MemoryFigures
+}
+
+/// hauld's memory at one moment.
+struct MemoryFigures: Codable, Sendable {
+    /// `VmRSS`.
     var residentBytes: Int
+    /// `RssAnon`: heap and stacks; the rest of the resident set is pages of the executable and shared libraries.
+    var anonymousBytes: Int
+    /// `Pss`: shared library pages divided among the processes that map them.
+    var proportionalBytes: Int
+
+    init(_ sample: ProcessSample) {
+        residentBytes = sample.residentBytes
+        anonymousBytes = sample.anonymousBytes
+        proportionalBytes = sample.proportionalBytes
+    }
 }
 
 struct TargetCheck: Codable, Sendable {

@@ -30,9 +30,16 @@ enum Targets {
             )
         }
         if let idle = results.idle {
-            add("idle RSS ≤ 20 MB", megabytes(idle.residentBytes), idle.residentBytes <= 20_000_000)
+            let memory = idle.memory
             add(
-                "idle CPU 0 over \(Int(idle.seconds.rounded())) s", "\(format(idle.cpuSeconds)) s, \(idle.wakeups) wake-ups",
+                "idle RSS ≤ 20 MB",
+                "\(megabytes(memory.residentBytes)) (\(megabytes(memory.anonymousBytes)) of it anonymous, PSS "
+                    + "\(megabytes(memory.proportionalBytes)))",
+                memory.residentBytes <= 20_000_000
+            )
+            add(
+                "idle CPU 0 over \(Int(idle.seconds.rounded())) s",
+                "\(format(idle.cpuSeconds * 1000)) ms (\(idle.wakeups) wake-ups, \(idle.signals) signals)",
                 idle.cpuSeconds == 0
             )
         }
