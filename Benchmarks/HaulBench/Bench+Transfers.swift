@@ -10,9 +10,13 @@ extension Bench {
         for round in 0..<settings.rounds {
             let name = "large-\(round).bin"
             let curlFirst = round.isMultiple(of: 2)
-            if curlFirst { curlRuns.append(try await curl([Download(url: url, path: workspace.curlFile(name))], parallel: false)) }
+            if curlFirst {
+                curlRuns.append(try await curl([Download(url: url, path: workspace.curlFile(name))], parallel: false))
+            }
             hauldRuns.append(try await hauldDownloads([Download(url: url, path: workspace.hauldFile(name))]))
-            if !curlFirst { curlRuns.append(try await curl([Download(url: url, path: workspace.curlFile(name))], parallel: false)) }
+            if !curlFirst {
+                curlRuns.append(try await curl([Download(url: url, path: workspace.curlFile(name))], parallel: false))
+            }
             try workspace.clearDownloads()
         }
         let gibibytes = Double(settings.largeSize) / Double(1 << 30)
@@ -71,7 +75,8 @@ extension Bench {
         // The bus load of the median round (the one whose time is reported).
         let median = hauldRuns.sorted { $0.wall < $1.wall }[hauldRuns.count / 2]
         let load = BusLoad.measure(
-            client.signals.signals(from: median.start, to: median.end), scenario: "\(count) × \(ReportTable.size(settings.smallSize)), full speed",
+            client.signals.signals(from: median.start, to: median.end),
+            scenario: "\(count) × \(ReportTable.size(settings.smallSize)), full speed",
             tasks: count, from: median.start, to: median.end
         )
         return (figures, load)

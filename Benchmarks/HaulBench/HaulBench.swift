@@ -121,7 +121,8 @@ struct HaulBench: AsyncParsableCommand {
     private func startServer(_ workspace: Workspace) async throws -> any FileServer {
         switch server ?? (NginxServer.isInstalled ? .nginx : .python) {
         case .nginx:
-            return try await NginxServer(root: workspace.served, workDirectory: workspace.root.appendingPathComponent("nginx"))
+            return try await NginxServer(
+                root: workspace.served, workDirectory: workspace.root.appendingPathComponent("nginx"))
         case .python:
             return try PythonFileServer(root: workspace.served)
         }

@@ -15,7 +15,8 @@ final class NginxServer: FileServer {
     init(root: URL, workDirectory: URL) async throws {
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         let version = try await Command.run(Self.executable, ["-v"])
-        name = version.stderr.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+        name =
+            version.stderr.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
             ?? "nginx"
         port = try Self.freePort()
         let config = workDirectory.appendingPathComponent("nginx.conf")

@@ -38,7 +38,9 @@ struct ProcessSample: Sendable {
         var switches: [Int: Int] = [:]
         var runtimes: [Int: Int] = [:]
         for thread in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
-            guard let id = Int(thread), let text = try? Self.read("/proc/\(pid)/task/\(thread)/status") else { continue }
+            guard let id = Int(thread), let text = try? Self.read("/proc/\(pid)/task/\(thread)/status") else {
+                continue
+            }
             let counts = Self.fields(text)
             switches[id] = (counts["voluntary_ctxt_switches"] ?? 0) + (counts["nonvoluntary_ctxt_switches"] ?? 0)
             let schedstat = (try? Self.read("/proc/\(pid)/task/\(thread)/schedstat")) ?? ""
@@ -98,7 +100,9 @@ struct ProcessSample: Sendable {
         var values: [String: Int] = [:]
         for line in text.split(separator: "\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            let value = line[line.index(after: colon)...].split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }
+            let value = line[line.index(after: colon)...].split(whereSeparator: \.isWhitespace).first.flatMap {
+                Int($0)
+            }
             if let value { values[String(line[..<colon])] = value }
         }
         return values

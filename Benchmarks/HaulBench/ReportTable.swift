@@ -17,7 +17,9 @@ enum ReportTable {
             "",
         ]
         lines += table(rows(results))
-        lines += ["", "Ratios are hauld/curl; \"+ fsync\" is curl's time until what it wrote is on disk, as hauld's is.", ""]
+        lines += [
+            "", "Ratios are hauld/curl; \"+ fsync\" is curl's time until what it wrote is on disk, as hauld's is.", "",
+        ]
         lines.append("Targets")
         for check in results.targets {
             lines.append("  \(check.met ? "PASS      " : "FALL SHORT") \(check.target): \(check.measured)")
@@ -61,7 +63,8 @@ enum ReportTable {
                     ratio: ratio(concurrent.wallRatio)
                 ),
                 Row(
-                    figure: "  curl --parallel alone (data in the page cache)", hauld: "", curl: seconds(concurrent.curlMedianSeconds),
+                    figure: "  curl --parallel alone (data in the page cache)", hauld: "",
+                    curl: seconds(concurrent.curlMedianSeconds),
                     ratio: ratio(concurrent.wallRatioUnsynced)
                 ),
                 Row(
@@ -69,12 +72,15 @@ enum ReportTable {
                     hauld: seconds(Statistics.median(concurrent.hauldCPUSeconds)),
                     curl: seconds(Statistics.median(concurrent.curlSyncedCPUSeconds)),
                     ratio: ratio(
-                        Statistics.median(concurrent.hauldCPUSeconds) / Statistics.median(concurrent.curlSyncedCPUSeconds)
+                        Statistics.median(concurrent.hauldCPUSeconds)
+                            / Statistics.median(concurrent.curlSyncedCPUSeconds)
                     )
                 ),
                 Row(
-                    figure: "  curl --parallel alone", hauld: "", curl: seconds(Statistics.median(concurrent.curlCPUSeconds)),
-                    ratio: ratio(Statistics.median(concurrent.hauldCPUSeconds) / Statistics.median(concurrent.curlCPUSeconds))
+                    figure: "  curl --parallel alone", hauld: "",
+                    curl: seconds(Statistics.median(concurrent.curlCPUSeconds)),
+                    ratio: ratio(
+                        Statistics.median(concurrent.hauldCPUSeconds) / Statistics.median(concurrent.curlCPUSeconds))
                 ),
                 Row(
                     figure: "\(label), peak RSS", hauld: Targets.megabytes(concurrent.hauldPeakResidentBytes),
@@ -102,10 +108,14 @@ enum ReportTable {
         }
         for load in results.busLoad {
             rows += [
-                Row(figure: "Bus load, \(load.scenario): signals/s", hauld: String(format: "%.0f", load.signalsPerSecond)),
+                Row(
+                    figure: "Bus load, \(load.scenario): signals/s",
+                    hauld: String(format: "%.0f", load.signalsPerSecond)),
                 Row(
                     figure: "  PropertiesChanged per task per second (mean / most in 1 s)",
-                    hauld: String(format: "%.2f / %d", load.taskPropertySignalsPerTaskPerSecond, load.maxTaskPropertySignalsInOneSecond)
+                    hauld: String(
+                        format: "%.2f / %d", load.taskPropertySignalsPerTaskPerSecond,
+                        load.maxTaskPropertySignalsInOneSecond)
                 ),
             ]
         }
@@ -124,12 +134,16 @@ enum ReportTable {
         if let indicator = results.indicator {
             rows += [
                 Row(
-                    figure: String(format: "Indicator activation (%.2f s) error p50 / p99", indicator.activationDelaySeconds),
-                    hauld: milliseconds(indicator.activationErrorP50Milliseconds, indicator.activationErrorP99Milliseconds)
+                    figure: String(
+                        format: "Indicator activation (%.2f s) error p50 / p99", indicator.activationDelaySeconds),
+                    hauld: milliseconds(
+                        indicator.activationErrorP50Milliseconds, indicator.activationErrorP99Milliseconds)
                 ),
                 Row(
-                    figure: String(format: "Indicator completion (%.2f s) error p50 / p99", indicator.completionDelaySeconds),
-                    hauld: milliseconds(indicator.completionErrorP50Milliseconds, indicator.completionErrorP99Milliseconds)
+                    figure: String(
+                        format: "Indicator completion (%.2f s) error p50 / p99", indicator.completionDelaySeconds),
+                    hauld: milliseconds(
+                        indicator.completionErrorP50Milliseconds, indicator.completionErrorP99Milliseconds)
                 ),
             ]
         }
@@ -142,7 +156,9 @@ enum ReportTable {
             rows.map(\.curl.count).max() ?? 0,
         ]
         return rows.map { row in
-            let cells = [row.figure.padded(widths[0]), row.hauld.padded(widths[1]), row.curl.padded(widths[2]), row.ratio]
+            let cells = [
+                row.figure.padded(widths[0]), row.hauld.padded(widths[1]), row.curl.padded(widths[2]), row.ratio,
+            ]
             return String(cells.joined(separator: "  ").reversed().drop { $0 == " " }.reversed())
         }
     }

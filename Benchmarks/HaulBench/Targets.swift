@@ -11,18 +11,21 @@ enum Targets {
             let throughput = 1 / single.wallRatio
             add(
                 "\(ReportTable.size(single.bytes)) download: throughput ≥ 1.0× curl (+ fsync)",
-                "\(format(throughput))× (\(format(1 / single.wallRatioUnsynced))× curl without fsync)", throughput >= 1
+                "\(format(throughput))× (\(format(1 / single.wallRatioUnsynced))× curl without fsync)",
+                throughput >= 1
             )
             add(
                 "\(ReportTable.size(single.bytes)) download: CPU ≤ 1.2× curl's (+ fsync)",
-                "\(format(single.cpuRatio))× (\(format(single.cpuRatioUnsynced))× curl without fsync)", single.cpuRatio <= 1.2
+                "\(format(single.cpuRatio))× (\(format(single.cpuRatioUnsynced))× curl without fsync)",
+                single.cpuRatio <= 1.2
             )
         }
         if let concurrent = results.concurrent {
             let throughput = 1 / concurrent.wallRatio
             add(
                 "\(concurrent.transfers) concurrent: ≥ 0.9× curl --parallel (+ fsync)",
-                "\(format(throughput))× (\(format(1 / concurrent.wallRatioUnsynced))× without fsync)", throughput >= 0.9
+                "\(format(throughput))× (\(format(1 / concurrent.wallRatioUnsynced))× without fsync)",
+                throughput >= 0.9
             )
             add(
                 "\(concurrent.transfers) concurrent: peak RSS ≤ 60 MB", megabytes(concurrent.hauldPeakResidentBytes),
@@ -43,9 +46,12 @@ enum Targets {
                 idle.cpuSeconds == 0
             )
         }
-        if let worst = results.busLoad.max(by: { $0.maxTaskPropertySignalsInOneSecond < $1.maxTaskPropertySignalsInOneSecond }) {
+        if let worst = results.busLoad.max(by: {
+            $0.maxTaskPropertySignalsInOneSecond < $1.maxTaskPropertySignalsInOneSecond
+        }) {
             add(
-                "≤ 10 PropertiesChanged per task per second", "at most \(worst.maxTaskPropertySignalsInOneSecond) in any second (\(worst.scenario))",
+                "≤ 10 PropertiesChanged per task per second",
+                "at most \(worst.maxTaskPropertySignalsInOneSecond) in any second (\(worst.scenario))",
                 worst.maxTaskPropertySignalsInOneSecond <= 10
             )
         }
@@ -53,7 +59,8 @@ enum Targets {
             let worst = max(control.suspendP99Milliseconds, control.resumeP99Milliseconds)
             add(
                 "Suspend/Resume p99 ≤ 10 ms under load",
-                "Suspend \(format(control.suspendP99Milliseconds)) ms, Resume \(format(control.resumeP99Milliseconds)) ms",
+                "Suspend \(format(control.suspendP99Milliseconds)) ms, "
+                    + "Resume \(format(control.resumeP99Milliseconds)) ms",
                 worst <= 10
             )
         }
@@ -61,7 +68,8 @@ enum Targets {
             let worst = max(indicator.activationErrorP99Milliseconds, indicator.completionErrorP99Milliseconds)
             add(
                 "indicator delays within 20 ms p99",
-                "activation \(format(indicator.activationErrorP99Milliseconds)) ms, completion \(format(indicator.completionErrorP99Milliseconds)) ms",
+                "activation \(format(indicator.activationErrorP99Milliseconds)) ms, "
+                    + "completion \(format(indicator.completionErrorP99Milliseconds)) ms",
                 worst <= 20
             )
         }
