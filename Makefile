@@ -1,7 +1,8 @@
-# Haul: `make run` sets up, builds and runs the daemon; `make test` sets up, builds and runs every test.
+# Haul: `make run` sets up, builds and runs the daemon; `make test` sets up, builds and runs every test;
+# `make bench` measures a release hauld beside curl.
 SWIFT ?= swift
 
-.PHONY: all deps test-deps build build-tests run test clean
+.PHONY: all deps test-deps bench-deps build build-tests run test bench clean
 
 all: build
 
@@ -10,6 +11,9 @@ deps:
 
 test-deps:
 	@scripts/install-deps.sh test
+
+bench-deps:
+	@scripts/install-deps.sh bench
 
 build: deps
 	$(SWIFT) build
@@ -25,6 +29,15 @@ run: build
 # the user's own session bus either.
 test: build-tests
 	dbus-run-session -- $(SWIFT) test --skip-build
+
+# hauld beside curl on a loopback nginx and a private bus (Benchmarks/RESULTS.md): a release build, then a table
+# on stdout and the figures in $(BENCH_OUTPUT). BENCH_FLAGS passes options (`haul-bench --help`).
+BENCH_OUTPUT ?= .build/bench/results.json
+BENCH_FLAGS ?=
+
+bench: bench-deps
+	$(SWIFT) build -c release
+	"$$($(SWIFT) build -c release --show-bin-path)/haul-bench" --output "$(BENCH_OUTPUT)" $(BENCH_FLAGS)
 
 clean:
 	$(SWIFT) package clean

@@ -68,6 +68,15 @@ let package = Package(
             ]
         ),
         .target(name: "HaulTestSupport", dependencies: ["DBusKit"]),
+        // `make bench`: hauld beside curl on a loopback server; figures in Benchmarks/RESULTS.md.
+        .executableTarget(
+            name: "haul-bench",
+            dependencies: [
+                "DBusKit", "HaulTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/HaulBench"
+        ),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "HaulTestSupport"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages Haul needs to build, run and test, when they are missing.
-# Usage: scripts/install-deps.sh [run|test]
+# Usage: scripts/install-deps.sh [run|test|bench]
 set -euo pipefail
 
 mode=${1:-run}
@@ -19,6 +19,13 @@ if [ "$mode" = test ]; then
     "systemd-analyze:systemd"
     "curl:curl"
     "/usr/bin/python3:python3"
+  )
+fi
+if [ "$mode" = bench ]; then
+  # nginx serves the bench's files (without it, the bench falls back to the test server and python3).
+  required+=(
+    "curl:curl"
+    "/usr/sbin/nginx:nginx"
   )
 fi
 

@@ -7,6 +7,22 @@ public struct CommandResult: Sendable {
     public let status: Int32
     public let stdout: String
     public let stderr: String
+    /// What the process (not its children) consumed, as `wait4` reported it.
+    public let usage: ResourceUsage
+}
+
+/// CPU time and peak memory of a finished process.
+public struct ResourceUsage: Sendable {
+    /// User plus system time.
+    public let cpuTime: Duration
+    /// The largest resident set size it reached.
+    public let peakResidentBytes: Int
+
+    init(_ raw: rusage) {
+        func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
+        cpuTime = duration(raw.ru_utime) + duration(raw.ru_stime)
+        peakResidentBytes = raw.ru_maxrss * 1024
+    }
 }
 
 /// Runs external programs (`dbus-send`, `gdbus`, `busctl`, the built executables) from async tests.
@@ -27,7 +43,7 @@ public enum Command {
         public let pid: pid_t
         let stdout: FileHandle
         let stderr: FileHandle
-        private let exitStatus = Mutex<Int32?>(nil)
+        private let ending = Mutex<(status: Int32, usage: ResourceUsage)?>(nil)
 
         init(pid: pid_t, stdout: FileHandle, stderr: FileHandle) {
             self.pid = pid
@@ -37,23 +53,25 @@ public enum Command {
 
         /// False once the process has exited (and been reaped).
         public var isRunning: Bool {
-            exitStatus.withLock { status in
-                if status != nil { return false }
+            ending.withLock { ending in
+                if ending != nil { return false }
                 var raw: Int32 = 0
-                guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
-                status = Running.decode(raw)
+                var usage = rusage()
+                guard wait4(pid, &raw, WNOHANG, &usage) == pid else { return true }
+                ending = (Running.decode(raw), ResourceUsage(usage))
                 return false
             }
         }
 
         /// Blocks until the process exits.
-        func wait() -> Int32 {
-            if let status = exitStatus.withLock({ $0 }) { return status }
+        func wait() -> (status: Int32, usage: ResourceUsage) {
+            if let ending = ending.withLock({ $0 }) { return ending }
             var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
-            return exitStatus.withLock { status in
-                if status == nil { status = Running.decode(raw) }
-                return status ?? -1
+            var usage = rusage()
+            while wait4(pid, &raw, 0, &usage) == -1 && errno == EINTR {}
+            return ending.withLock { ending in
+                if ending == nil { ending = (Running.decode(raw), ResourceUsage(usage)) }
+                return ending ?? (-1, ResourceUsage(rusage()))
             }
         }
 
@@ -140,12 +158,13 @@ public enum Command {
                 }
                 let errors = running.stderr.readDataToEndOfFile()
                 reader.wait()
-                let status = running.wait()
+                let (status, usage) = running.wait()
                 continuation.resume(
                     returning: CommandResult(
                         status: status,
                         stdout: String(decoding: output.withLock { $0 }, as: UTF8.self),
-                        stderr: String(decoding: errors, as: UTF8.self)
+                        stderr: String(decoding: errors, as: UTF8.self),
+                        usage: usage
                     )
                 )
             }

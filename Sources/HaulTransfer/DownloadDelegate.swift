@@ -16,6 +16,8 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
     fileprivate struct State {
         var fd: Int32 = -1
         var bytesOnDisk: UInt64 = 0
+        /// Where the bytes not yet handed to the disk begin (see `Writeback`).
+        var writebackStart: UInt64 = 0
         var stopped = false
         var failure: TransferFailure?
         var alreadyComplete = false
@@ -135,6 +137,7 @@ extension DownloadDelegate.State {
         }
         fd = descriptor
         bytesOnDisk = UInt64(offset)
+        writebackStart = bytesOnDisk
         return .success(())
     }
 
@@ -152,7 +155,13 @@ extension DownloadDelegate.State {
             }
             return .success(())
         }
-        if case .success = result { bytesOnDisk += UInt64(buffer.readableBytes) }
+        if case .success = result {
+            bytesOnDisk += UInt64(buffer.readableBytes)
+            if bytesOnDisk - writebackStart >= Writeback.chunk {
+                Writeback.start(fd: fd, from: writebackStart, to: bytesOnDisk)
+                writebackStart = bytesOnDisk
+            }
+        }
         return result
     }
 

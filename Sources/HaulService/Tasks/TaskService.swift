@@ -12,6 +12,8 @@ actor TaskService {
     private let indicator: ActivityIndicatorService
     let client: TransferClient
     private let store: TaskStore
+    /// Saves records off the actor: replies do not wait for the disk.
+    private let records: TaskRecordWriter
     let logger: Logger
     let clock = ContinuousClock()
     var tasks: [UInt32: ManagedTask] = [:]
@@ -27,6 +29,7 @@ actor TaskService {
         self.indicator = indicator
         self.client = client
         self.store = store
+        records = TaskRecordWriter(store: store)
         self.logger = logger
     }
 
@@ -70,6 +73,7 @@ actor TaskService {
             task.attempt?.cancel()
         }
         for task in tasks.values { await task.attempt?.value }
+        await records.flush()
         await client.shutdown()
     }
 
@@ -145,9 +149,7 @@ actor TaskService {
             throw HaulErrorName.taskNotCompleted.error("task \(id) is \(task.machine.state.rawValue); cancel it first")
         }
         tasks[id] = nil
-        do {
-            try store.remove(id: id)
-        } catch {
+        records.remove(id: id) { [logger] error in
             logger.warning("cannot remove the record of forgotten task \(id): \(error)")
         }
         try? await objects.unexport(task.path)
@@ -204,11 +206,7 @@ actor TaskService {
         task.record.state = task.machine.state
         task.record.outcome = task.machine.outcome
         tasks[id] = task
-        do {
-            try store.save(task.record)
-        } catch {
-            logger.error("could not save task \(id): \(error)")
-        }
+        records.save(task.record) { [logger] error in logger.error("could not save task \(id): \(error)") }
     }
 
     private func publishState(_ id: UInt32) async {

@@ -1,0 +1,82 @@
+import DBusKit
+import HaulTestSupport
+
+/// The bench's bus connection to hauld: the calls it times and the log of the signals hauld emits.
+struct HauldClient: Sendable {
+    static let name = "org.haul.Haul1"
+    static let managerPath: ObjectPath = "/org/haul/Haul1/Manager"
+    static let tasksPath: ObjectPath = "/org/haul/Haul1/Tasks"
+    static let manager = "org.haul.Haul1.Manager"
+    static let task = "org.haul.Haul1.Task"
+    static let indicator = "org.haul.Haul1.ActivityIndicator"
+
+    let connection: DBusConnection
+    let signals: SignalLog
+
+    /// Connects and starts logging every signal from hauld's current unique name.
+    static func connect(address: String) async throws -> HauldClient {
+        let connection = try await DBusConnection.connect(address: address)
+        let owner = try await connection.nameOwner(name)
+        let stream = try await connection.messages(matching: [MatchRule(kind: .signal, sender: owner)])
+        let signals = SignalLog()
+        // Ends with the stream, when the connection closes.
+        Task {
+            for await message in stream { signals.record(BusSignal(message, at: .now)) }
+        }
+        return HauldClient(connection: connection, signals: signals)
+    }
+
+    func close() async { await connection.close() }
+
+    func download(_ url: String, to path: String) async throws -> ObjectPath {
+        let reply = try await managerCall("Download", [.string(url), .string(path)])
+        guard let task = reply.first?.objectPathValue else { throw TestSupportError("Download answered \(reply)") }
+        return task
+    }
+
+    @discardableResult
+    func managerCall(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
+        try await connection.call(
+            destination: Self.name, path: Self.managerPath, interface: Self.manager, member: member, body
+        )
+    }
+
+    /// `Suspend`, `Resume`, `Cancel` or `Forget`.
+    func taskCall(_ task: ObjectPath, _ member: String) async throws {
+        _ = try await connection.call(destination: Self.name, path: task, interface: Self.task, member: member)
+    }
+
+    func indicatorCall(_ member: String) async throws {
+        _ = try await connection.call(
+            destination: Self.name, path: Self.managerPath, interface: Self.indicator, member: member
+        )
+    }
+
+    func setIndicator(_ property: String, _ value: DBusValue) async throws {
+        try await connection.setProperty(
+            destination: Self.name, path: Self.managerPath, interface: Self.indicator, name: property, value: value
+        )
+    }
+
+    /// Waits for every task's `TaskDidComplete`; throws if one failed or the wait exceeds `timeout`.
+    func completions(of tasks: [ObjectPath], timeout: Duration = .seconds(300), allowing errorName: String = "")
+        async throws -> [BusSignal]
+    {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let found = signals.completions(of: tasks) {
+                if let failed = found.first(where: { $0.errorName != errorName }) {
+                    throw TestSupportError("\(failed.task?.rawValue ?? "?") ended with \(failed.errorName ?? "?")")
+                }
+                return found
+            }
+            guard ContinuousClock.now < deadline else { throw TestSupportError("transfers did not complete") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Forgets completed tasks, so that the next round starts from an empty list.
+    func forget(_ tasks: [ObjectPath]) async throws {
+        for task in tasks { try await taskCall(task, "Forget") }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import HaulTestSupport
+
+/// One reading of a running process from `/proc`: its CPU time, memory and wake-ups so far.
+struct ProcessSample: Sendable {
+    /// User plus system time, in clock ticks (`/proc/<pid>/stat`).
+    let cpuTicks: Int
+    /// `VmRSS`.
+    let residentBytes: Int
+    /// `VmHWM`: the peak resident set size since start or since `resetPeak`.
+    let peakResidentBytes: Int
+    /// `RssAnon`: the part of `VmRSS` that is the process's own memory, not pages of mapped files (code).
+    let anonymousBytes: Int
+    /// `Pss` (`smaps_rollup`): the resident set with each shared page divided among the processes mapping it.
+    let proportionalBytes: Int
+    /// Voluntary and involuntary context switches of each thread alive now, by thread id: each one is a wake-up.
+    let contextSwitches: [Int: Int]
+    /// Nanoseconds on a CPU of each thread alive now (`schedstat`), by thread id: finer than clock ticks.
+    let threadRuntimes: [Int: Int]
+
+    static let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
+
+    init(pid: pid_t) throws {
+        let stat = try Self.read("/proc/\(pid)/stat")
+        // The command name (field 2) may hold spaces; the fields after it are plain numbers.
+        guard let end = stat.lastIndex(of: ")") else { throw TestSupportError("cannot parse /proc/\(pid)/stat") }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        // utime and stime are fields 14 and 15; fields[0] is field 3.
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else {
+            throw TestSupportError("cannot parse /proc/\(pid)/stat")
+        }
+        cpuTicks = user + system
+        let status = Self.fields(try Self.read("/proc/\(pid)/status"))
+        residentBytes = (status["VmRSS"] ?? 0) * 1024
+        peakResidentBytes = (status["VmHWM"] ?? 0) * 1024
+        anonymousBytes = (status["RssAnon"] ?? 0) * 1024
+        proportionalBytes = ((try? Self.fields(Self.read("/proc/\(pid)/smaps_rollup")))?["Pss"] ?? 0) * 1024
+        var switches: [Int: Int] = [:]
+        var runtimes: [Int: Int] = [:]
+        for thread in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            guard let id = Int(thread), let text = try? Self.read("/proc/\(pid)/task/\(thread)/status") else {
+                continue
+            }
+            let counts = Self.fields(text)
+            switches[id] = (counts["voluntary_ctxt_switches"] ?? 0) + (counts["nonvoluntary_ctxt_switches"] ?? 0)
+            let schedstat = (try? Self.read("/proc/\(pid)/task/\(thread)/schedstat")) ?? ""
+            runtimes[id] = schedstat.split(separator: " ").first.flatMap { Int($0) } ?? 0
+        }
+        contextSwitches = switches
+        threadRuntimes = runtimes
+    }
+
+    /// Wake-ups between two samples: those of threads alive at both, plus all of threads started since (those of a
+    /// thread that ended in between are lost with it).
+    func wakeups(since earlier: ProcessSample) -> Int {
+        Self.growth(of: contextSwitches, since: earlier.contextSwitches)
+    }
+
+    /// CPU time between two samples to the nanosecond, counted as `wakeups(since:)` counts.
+    func threadCPUTime(since earlier: ProcessSample) -> Duration {
+        .nanoseconds(Self.growth(of: threadRuntimes, since: earlier.threadRuntimes))
+    }
+
+    private static func growth(of counters: [Int: Int], since earlier: [Int: Int]) -> Int {
+        counters.reduce(0) { total, thread in total + thread.value - (earlier[thread.key] ?? 0) }
+    }
+
+    /// CPU time between two samples.
+    func cpuTime(since earlier: ProcessSample) -> Duration {
+        .milliseconds((cpuTicks - earlier.cpuTicks) * 1000 / Self.ticksPerSecond)
+    }
+
+    /// Starts `VmHWM` over from the current resident set size (`clear_refs` 5).
+    static func resetPeak(pid: pid_t) throws {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/\(pid)/clear_refs") else {
+            throw TestSupportError("cannot open /proc/\(pid)/clear_refs")
+        }
+        defer { try? handle.close() }
+        try handle.write(contentsOf: Data("5".utf8))
+    }
+
+    /// Reads to the end: `/proc` files report a size of 0.
+    private static func read(_ path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw TestSupportError("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `Name:\t   123 kB` lines as numbers (without their unit).
+    private static func fields(_ text: String) -> [String: Int] {
+        var values: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let value = line[line.index(after: colon)...].split(whereSeparator: \.isWhitespace).first.flatMap {
+                Int($0)
+            }
+            if let value { values[String(line[..<colon])] = value }
+        }
+        return values
+    }
+}

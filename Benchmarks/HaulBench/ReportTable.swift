@@ -1,0 +1,189 @@
+import Foundation
+
+/// The printed report: every figure beside curl's where curl does the same work, then the targets.
+enum ReportTable {
+    private struct Row {
+        var figure: String
+        var hauld: String
+        var curl = ""
+        var ratio = ""
+    }
+
+    static func render(_ results: BenchResults) -> String {
+        let machine = results.machine
+        var lines = [
+            "Haul benchmark, \(results.date): \(machine.cpu), \(machine.cores) cores, "
+                + "\(Targets.megabytes(machine.memoryBytes)) RAM, Linux \(machine.kernel); server \(results.server)",
+            "",
+        ]
+        lines += table(rows(results))
+        lines += [
+            "", "Ratios are hauld/curl; \"+ fsync\" is curl's time until what it wrote is on disk, as hauld's is.", "",
+        ]
+        lines.append("Targets")
+        for check in results.targets {
+            lines.append("  \(check.met ? "PASS      " : "FALL SHORT") \(check.target): \(check.measured)")
+        }
+        lines.append("")
+        lines.append(String(format: "Bench ran for %.0f s.", results.benchSeconds))
+        return lines.joined(separator: "\n")
+    }
+
+    private static func rows(_ results: BenchResults) -> [Row] {
+        var rows = [Row(figure: "Figure", hauld: "hauld", curl: "curl", ratio: "hauld/curl")]
+        if let single = results.singleDownload {
+            let rounds = single.hauldSeconds.count
+            rows += [
+                Row(
+                    figure: "\(size(single.bytes)) download, wall (median of \(rounds)), curl + fsync",
+                    hauld: seconds(single.hauldMedianSeconds), curl: seconds(single.curlSyncedMedianSeconds),
+                    ratio: ratio(single.wallRatio)
+                ),
+                Row(
+                    figure: "  curl alone (its data still in the page cache)", hauld: "",
+                    curl: seconds(single.curlMedianSeconds), ratio: ratio(single.wallRatioUnsynced)
+                ),
+                Row(
+                    figure: "\(size(single.bytes)) download, CPU per GiB, curl + fsync",
+                    hauld: seconds(single.hauldCPUSecondsPerGiB), curl: seconds(single.curlSyncedCPUSecondsPerGiB),
+                    ratio: ratio(single.cpuRatio)
+                ),
+                Row(
+                    figure: "  curl alone", hauld: "", curl: seconds(single.curlCPUSecondsPerGiB),
+                    ratio: ratio(single.cpuRatioUnsynced)
+                ),
+            ]
+        }
+        if let concurrent = results.concurrent {
+            let label = "\(concurrent.transfers) × \(size(concurrent.bytesEach)) at once"
+            rows += [
+                Row(
+                    figure: "\(label), wall (median of \(concurrent.hauldSeconds.count)), curl --parallel + fsync",
+                    hauld: seconds(concurrent.hauldMedianSeconds), curl: seconds(concurrent.curlSyncedMedianSeconds),
+                    ratio: ratio(concurrent.wallRatio)
+                ),
+                Row(
+                    figure: "  curl --parallel alone (data in the page cache)", hauld: "",
+                    curl: seconds(concurrent.curlMedianSeconds),
+                    ratio: ratio(concurrent.wallRatioUnsynced)
+                ),
+                Row(
+                    figure: "\(label), CPU (median), curl + fsync",
+                    hauld: seconds(Statistics.median(concurrent.hauldCPUSeconds)),
+                    curl: seconds(Statistics.median(concurrent.curlSyncedCPUSeconds)),
+                    ratio: ratio(
+                        Statistics.median(concurrent.hauldCPUSeconds)
+                            / Statistics.median(concurrent.curlSyncedCPUSeconds)
+                    )
+                ),
+                Row(
+                    figure: "  curl --parallel alone", hauld: "",
+                    curl: seconds(Statistics.median(concurrent.curlCPUSeconds)),
+                    ratio: ratio(
+                        Statistics.median(concurrent.hauldCPUSeconds) / Statistics.median(concurrent.curlCPUSeconds))
+                ),
+                Row(
+                    figure: "\(label), peak RSS", hauld: Targets.megabytes(concurrent.hauldPeakResidentBytes),
+                    curl: Targets.megabytes(concurrent.curlPeakResidentBytes),
+                    ratio: ratio(Double(concurrent.hauldPeakResidentBytes) / Double(concurrent.curlPeakResidentBytes))
+                ),
+                Row(
+                    figure: "\(label), RSS per task",
+                    hauld: String(format: "%.0f kB", Double(concurrent.hauldResidentBytesPerTask) / 1e3)
+                ),
+            ]
+        }
+        if let fresh = results.hauldFresh {
+            rows.append(Row(figure: "Fresh hauld, RSS / anonymous / PSS", hauld: memory(fresh)))
+        }
+        if let idle = results.idle {
+            rows += [
+                Row(
+                    figure: "Idle \(Int(idle.seconds.rounded())) s after the load, CPU",
+                    hauld: String(format: "%.2f ms", idle.cpuSeconds * 1000)
+                ),
+                Row(figure: "  wake-ups (context switches) / signals", hauld: "\(idle.wakeups) / \(idle.signals)"),
+                Row(figure: "  RSS / anonymous / PSS", hauld: memory(idle.memory)),
+            ]
+        }
+        for load in results.busLoad {
+            rows += [
+                Row(
+                    figure: "Bus load, \(load.scenario): signals/s",
+                    hauld: String(format: "%.0f", load.signalsPerSecond)),
+                Row(
+                    figure: "  PropertiesChanged per task per second (mean / most in 1 s)",
+                    hauld: String(
+                        format: "%.2f / %d", load.taskPropertySignalsPerTaskPerSecond,
+                        load.maxTaskPropertySignalsInOneSecond)
+                ),
+            ]
+        }
+        if let control = results.control {
+            rows += [
+                Row(
+                    figure: "Suspend round trip p50 / p99, \(control.tasksInFlight) in flight",
+                    hauld: milliseconds(control.suspendP50Milliseconds, control.suspendP99Milliseconds)
+                ),
+                Row(
+                    figure: "Resume round trip p50 / p99, \(control.tasksInFlight) in flight",
+                    hauld: milliseconds(control.resumeP50Milliseconds, control.resumeP99Milliseconds)
+                ),
+            ]
+        }
+        if let indicator = results.indicator {
+            rows += [
+                Row(
+                    figure: String(
+                        format: "Indicator activation (%.2f s) error p50 / p99", indicator.activationDelaySeconds),
+                    hauld: milliseconds(
+                        indicator.activationErrorP50Milliseconds, indicator.activationErrorP99Milliseconds)
+                ),
+                Row(
+                    figure: String(
+                        format: "Indicator completion (%.2f s) error p50 / p99", indicator.completionDelaySeconds),
+                    hauld: milliseconds(
+                        indicator.completionErrorP50Milliseconds, indicator.completionErrorP99Milliseconds)
+                ),
+            ]
+        }
+        return rows
+    }
+
+    private static func table(_ rows: [Row]) -> [String] {
+        let widths = [
+            rows.map(\.figure.count).max() ?? 0, rows.map(\.hauld.count).max() ?? 0,
+            rows.map(\.curl.count).max() ?? 0,
+        ]
+        return rows.map { row in
+            let cells = [
+                row.figure.padded(widths[0]), row.hauld.padded(widths[1]), row.curl.padded(widths[2]), row.ratio,
+            ]
+            return String(cells.joined(separator: "  ").reversed().drop { $0 == " " }.reversed())
+        }
+    }
+
+    /// `1 GiB`, `5 MiB`.
+    static func size(_ bytes: Int) -> String {
+        bytes >= 1 << 30 && bytes % (1 << 30) == 0 ? "\(bytes >> 30) GiB" : "\(bytes >> 20) MiB"
+    }
+
+    private static func memory(_ figures: MemoryFigures) -> String {
+        String(
+            format: "%.1f / %.1f / %.1f MB", Double(figures.residentBytes) / 1e6, Double(figures.anonymousBytes) / 1e6,
+            Double(figures.proportionalBytes) / 1e6
+        )
+    }
+
+    private static func seconds(_ value: Double) -> String { String(format: "%.2f s", value) }
+    private static func ratio(_ value: Double) -> String { String(format: "%.2f", value) }
+    private static func milliseconds(_ p50: Double, _ p99: Double) -> String {
+        String(format: "%.1f / %.1f ms", p50, p99)
+    }
+}
+
+extension String {
+    fileprivate func padded(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// The targets of issue #6, judged against a run's figures.
+enum Targets {
+    static func check(_ results: BenchResults) -> [TargetCheck] {
+        var checks: [TargetCheck] = []
+        func add(_ target: String, _ measured: String, _ met: Bool) {
+            checks.append(TargetCheck(target: target, measured: measured, met: met))
+        }
+        if let single = results.singleDownload {
+            let throughput = 1 / single.wallRatio
+            add(
+                "\(ReportTable.size(single.bytes)) download: throughput ≥ 1.0× curl (+ fsync)",
+                "\(format(throughput))× (\(format(1 / single.wallRatioUnsynced))× curl without fsync)",
+                throughput >= 1
+            )
+            add(
+                "\(ReportTable.size(single.bytes)) download: CPU ≤ 1.2× curl's (+ fsync)",
+                "\(format(single.cpuRatio))× (\(format(single.cpuRatioUnsynced))× curl without fsync)",
+                single.cpuRatio <= 1.2
+            )
+        }
+        if let concurrent = results.concurrent {
+            let throughput = 1 / concurrent.wallRatio
+            add(
+                "\(concurrent.transfers) concurrent: ≥ 0.9× curl --parallel (+ fsync)",
+                "\(format(throughput))× (\(format(1 / concurrent.wallRatioUnsynced))× without fsync)",
+                throughput >= 0.9
+            )
+            add(
+                "\(concurrent.transfers) concurrent: peak RSS ≤ 60 MB", megabytes(concurrent.hauldPeakResidentBytes),
+                concurrent.hauldPeakResidentBytes <= 60_000_000
+            )
+        }
+        if let idle = results.idle {
+            let memory = idle.memory
+            add(
+                "idle RSS ≤ 20 MB",
+                "\(megabytes(memory.residentBytes)) (\(megabytes(memory.anonymousBytes)) of it anonymous, PSS "
+                    + "\(megabytes(memory.proportionalBytes)))",
+                memory.residentBytes <= 20_000_000
+            )
+            add(
+                "idle CPU 0 over \(Int(idle.seconds.rounded())) s",
+                "\(format(idle.cpuSeconds * 1000)) ms (\(idle.wakeups) wake-ups, \(idle.signals) signals)",
+                idle.cpuSeconds == 0
+            )
+        }
+        if let worst = results.busLoad.max(by: {
+            $0.maxTaskPropertySignalsInOneSecond < $1.maxTaskPropertySignalsInOneSecond
+        }) {
+            add(
+                "≤ 10 PropertiesChanged per task per second",
+                "at most \(worst.maxTaskPropertySignalsInOneSecond) in any second (\(worst.scenario))",
+                worst.maxTaskPropertySignalsInOneSecond <= 10
+            )
+        }
+        if let control = results.control {
+            let worst = max(control.suspendP99Milliseconds, control.resumeP99Milliseconds)
+            add(
+                "Suspend/Resume p99 ≤ 10 ms under load",
+                "Suspend \(format(control.suspendP99Milliseconds)) ms, "
+                    + "Resume \(format(control.resumeP99Milliseconds)) ms",
+                worst <= 10
+            )
+        }
+        if let indicator = results.indicator {
+            let worst = max(indicator.activationErrorP99Milliseconds, indicator.completionErrorP99Milliseconds)
+            add(
+                "indicator delays within 20 ms p99",
+                "activation \(format(indicator.activationErrorP99Milliseconds)) ms, "
+                    + "completion \(format(indicator.completionErrorP99Milliseconds)) ms",
+                worst <= 20
+            )
+        }
+        return checks
+    }
+
+    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+    static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+}
