@@ -11,8 +11,9 @@ public import Logging
 /// connection, so a tray icon exported beside hauld's objects could never call them from a handler without
 /// waiting for itself.)
 ///
-/// Everything it hears arrives in one ordered stream and is handled one message at a time, so the job view
-/// book never sees events interleave with a `requestView` in flight.
+/// Everything it hears arrives in one ordered stream and is handled one message at a time. Only the answers to
+/// `requestView` come back on their own, whenever Plasma gives them: the job view book keeps each task's state
+/// meanwhile, so a slow Plasma holds up nothing else.
 public actor DesktopBridge {
     private let connection: DBusConnection
     /// The unique name of hauld's own connection: the bridge follows and calls it before it owns
