@@ -32,56 +32,16 @@ enum ReportTable {
     private static func rows(_ results: BenchResults) -> [Row] {
         var rows = [Row(figure: "Figure", hauld: "hauld", curl: "curl", ratio: "hauld/curl")]
         if let single = results.singleDownload {
-            let rounds = single.hauldSeconds.count
-            rows += [
-                Row(
-                    figure: "\(size(single.bytes)) download, wall (median of \(rounds)), curl + fsync",
-                    hauld: seconds(single.hauldMedianSeconds), curl: seconds(single.curlSyncedMedianSeconds),
-                    ratio: ratio(single.wallRatio)
-                ),
-                Row(
-                    figure: "  curl alone (its data still in the page cache)", hauld: "",
-                    curl: seconds(single.curlMedianSeconds), ratio: ratio(single.wallRatioUnsynced)
-                ),
-                Row(
-                    figure: "\(size(single.bytes)) download, CPU per GiB, curl + fsync",
-                    hauld: seconds(single.hauldCPUSecondsPerGiB), curl: seconds(single.curlSyncedCPUSecondsPerGiB),
-                    ratio: ratio(single.cpuRatio)
-                ),
-                Row(
-                    figure: "  curl alone", hauld: "", curl: seconds(single.curlCPUSecondsPerGiB),
-                    ratio: ratio(single.cpuRatioUnsynced)
-                ),
-            ]
+            let gibibytes = Double(single.bytes) / Double(1 << 30)
+            rows += roundRows(
+                single.rounds, name: "\(size(single.bytes)) download", curl: "curl", cpu: "CPU per GiB",
+                cpuScale: 1 / gibibytes
+            )
         }
         if let concurrent = results.concurrent {
             let label = "\(concurrent.transfers) × \(size(concurrent.bytesEach)) at once"
+            rows += roundRows(concurrent.rounds, name: label, curl: "curl --parallel", cpu: "CPU (median)", cpuScale: 1)
             rows += [
-                Row(
-                    figure: "\(label), wall (median of \(concurrent.hauldSeconds.count)), curl --parallel + fsync",
-                    hauld: seconds(concurrent.hauldMedianSeconds), curl: seconds(concurrent.curlSyncedMedianSeconds),
-                    ratio: ratio(concurrent.wallRatio)
-                ),
-                Row(
-                    figure: "  curl --parallel alone (data in the page cache)", hauld: "",
-                    curl: seconds(concurrent.curlMedianSeconds),
-                    ratio: ratio(concurrent.wallRatioUnsynced)
-                ),
-                Row(
-                    figure: "\(label), CPU (median), curl + fsync",
-                    hauld: seconds(Statistics.median(concurrent.hauldCPUSeconds)),
-                    curl: seconds(Statistics.median(concurrent.curlSyncedCPUSeconds)),
-                    ratio: ratio(
-                        Statistics.median(concurrent.hauldCPUSeconds)
-                            / Statistics.median(concurrent.curlSyncedCPUSeconds)
-                    )
-                ),
-                Row(
-                    figure: "  curl --parallel alone", hauld: "",
-                    curl: seconds(Statistics.median(concurrent.curlCPUSeconds)),
-                    ratio: ratio(
-                        Statistics.median(concurrent.hauldCPUSeconds) / Statistics.median(concurrent.curlCPUSeconds))
-                ),
                 Row(
                     figure: "\(label), peak RSS", hauld: Targets.megabytes(concurrent.hauldPeakResidentBytes),
                     curl: Targets.megabytes(concurrent.curlPeakResidentBytes),
@@ -148,6 +108,31 @@ enum ReportTable {
             ]
         }
         return rows
+    }
+
+    /// Wall time and CPU (times `cpuScale`) of hauld beside curl's with its fsync, then beside curl's alone.
+    private static func roundRows(
+        _ rounds: RoundFigures, name: String, curl: String, cpu: String, cpuScale: Double
+    ) -> [Row] {
+        [
+            Row(
+                figure: "\(name), wall (median of \(rounds.hauldSeconds.count)), \(curl) + fsync",
+                hauld: seconds(rounds.hauldMedianSeconds), curl: seconds(rounds.curlSyncedMedianSeconds),
+                ratio: ratio(rounds.wallRatio)
+            ),
+            Row(
+                figure: "  \(curl) alone (its data still in the page cache)", hauld: "",
+                curl: seconds(rounds.curlMedianSeconds), ratio: ratio(rounds.wallRatioUnsynced)
+            ),
+            Row(
+                figure: "\(name), \(cpu), curl + fsync", hauld: seconds(rounds.hauldMedianCPUSeconds * cpuScale),
+                curl: seconds(rounds.curlSyncedMedianCPUSeconds * cpuScale), ratio: ratio(rounds.cpuRatio)
+            ),
+            Row(
+                figure: "  \(curl) alone", hauld: "", curl: seconds(rounds.curlMedianCPUSeconds * cpuScale),
+                ratio: ratio(rounds.cpuRatioUnsynced)
+            ),
+        ]
     }
 
     private static func table(_ rows: [Row]) -> [String] {

@@ -17,8 +17,9 @@ struct BenchResults: Codable, Sendable {
     var targets: [TargetCheck] = []
 }
 
-struct SingleDownloadFigures: Codable, Sendable {
-    var bytes: Int
+/// One workload done round after round by hauld and by curl: every round's figures, and their medians and ratios
+/// (hauld over curl: below 1 means hauld took less).
+struct RoundFigures: Codable, Sendable {
     var hauldSeconds: [Double]
     var curlSeconds: [Double]
     var curlSyncedSeconds: [Double]
@@ -27,35 +28,48 @@ struct SingleDownloadFigures: Codable, Sendable {
     var curlSyncedCPUSeconds: [Double]
 
     var hauldMedianSeconds: Double
-    var curlSyncedMedianSeconds: Double
     var curlMedianSeconds: Double
-    /// hauld's wall time over curl's (with its fsync): below 1 means hauld was faster.
+    var curlSyncedMedianSeconds: Double
+    var hauldMedianCPUSeconds: Double
+    var curlMedianCPUSeconds: Double
+    var curlSyncedMedianCPUSeconds: Double
+    /// hauld's wall time over curl's with its fsync.
     var wallRatio: Double
     /// The same against curl without fsync.
     var wallRatioUnsynced: Double
-    var hauldCPUSecondsPerGiB: Double
-    var curlSyncedCPUSecondsPerGiB: Double
-    var curlCPUSecondsPerGiB: Double
     /// hauld's CPU over curl's with its fsync.
     var cpuRatio: Double
     var cpuRatioUnsynced: Double
+
+    init(hauld: [Bench.HauldRun], curl: [Bench.CurlRun]) {
+        hauldSeconds = hauld.map(\.wall.seconds)
+        curlSeconds = curl.map(\.wall.seconds)
+        curlSyncedSeconds = curl.map(\.synced.seconds)
+        hauldCPUSeconds = hauld.map(\.cpu.seconds)
+        curlCPUSeconds = curl.map(\.cpu.seconds)
+        curlSyncedCPUSeconds = curl.map(\.syncedCPU.seconds)
+        hauldMedianSeconds = Statistics.median(hauldSeconds)
+        curlMedianSeconds = Statistics.median(curlSeconds)
+        curlSyncedMedianSeconds = Statistics.median(curlSyncedSeconds)
+        hauldMedianCPUSeconds = Statistics.median(hauldCPUSeconds)
+        curlMedianCPUSeconds = Statistics.median(curlCPUSeconds)
+        curlSyncedMedianCPUSeconds = Statistics.median(curlSyncedCPUSeconds)
+        wallRatio = hauldMedianSeconds / curlSyncedMedianSeconds
+        wallRatioUnsynced = hauldMedianSeconds / curlMedianSeconds
+        cpuRatio = hauldMedianCPUSeconds / curlSyncedMedianCPUSeconds
+        cpuRatioUnsynced = hauldMedianCPUSeconds / curlMedianCPUSeconds
+    }
+}
+
+struct SingleDownloadFigures: Codable, Sendable {
+    var bytes: Int
+    var rounds: RoundFigures
 }
 
 struct ConcurrentFigures: Codable, Sendable {
     var transfers: Int
     var bytesEach: Int
-    var hauldSeconds: [Double]
-    var curlSeconds: [Double]
-    var curlSyncedSeconds: [Double]
-    var hauldCPUSeconds: [Double]
-    var curlCPUSeconds: [Double]
-    var curlSyncedCPUSeconds: [Double]
-
-    var hauldMedianSeconds: Double
-    var curlSyncedMedianSeconds: Double
-    var curlMedianSeconds: Double
-    var wallRatio: Double
-    var wallRatioUnsynced: Double
+    var rounds: RoundFigures
     var hauldPeakResidentBytes: Int
     var curlPeakResidentBytes: Int
     /// (peak − resident before the phase) / transfers.

@@ -7,24 +7,24 @@ enum Targets {
         func add(_ target: String, _ measured: String, _ met: Bool) {
             checks.append(TargetCheck(target: target, measured: measured, met: met))
         }
-        if let single = results.singleDownload {
+        if let single = results.singleDownload?.rounds, let bytes = results.singleDownload?.bytes {
             let throughput = 1 / single.wallRatio
             add(
-                "\(ReportTable.size(single.bytes)) download: throughput ≥ 1.0× curl (+ fsync)",
+                "\(ReportTable.size(bytes)) download: throughput ≥ 1.0× curl (+ fsync)",
                 "\(format(throughput))× (\(format(1 / single.wallRatioUnsynced))× curl without fsync)",
                 throughput >= 1
             )
             add(
-                "\(ReportTable.size(single.bytes)) download: CPU ≤ 1.2× curl's (+ fsync)",
+                "\(ReportTable.size(bytes)) download: CPU ≤ 1.2× curl's (+ fsync)",
                 "\(format(single.cpuRatio))× (\(format(single.cpuRatioUnsynced))× curl without fsync)",
                 single.cpuRatio <= 1.2
             )
         }
         if let concurrent = results.concurrent {
-            let throughput = 1 / concurrent.wallRatio
+            let throughput = 1 / concurrent.rounds.wallRatio
             add(
                 "\(concurrent.transfers) concurrent: ≥ 0.9× curl --parallel (+ fsync)",
-                "\(format(throughput))× (\(format(1 / concurrent.wallRatioUnsynced))× without fsync)",
+                "\(format(throughput))× (\(format(1 / concurrent.rounds.wallRatioUnsynced))× without fsync)",
                 throughput >= 0.9
             )
             add(

@@ -118,7 +118,10 @@ public actor DesktopBridge {
     /// The tray icon starts passive, as hauld's indicator starts hidden; its changes arrive in order after that.
     private func startTray(_ objects: DBusObjectServer?) async throws {
         guard let objects else { return }
-        let tray = try await TrayIcon(objects: objects, visible: false, toolTip: toolTip, logger: logger)
+        let tray = try await TrayIcon(
+            objects: objects, visible: false, toolTip: toolTip,
+            currentToolTip: { [weak self] in await self?.toolTip ?? TrayToolTip(tasks: []) }, logger: logger
+        )
         self.tray = tray
         if try await connection.nameHasOwner(StatusNotifierItem.watcherName) { Task { await tray.register() } }
     }
@@ -175,7 +178,7 @@ public actor DesktopBridge {
             )
         }
         if features.jobViews { perform(jobViews.taskChanged(path, task, now: clock.now)) }
-        await tray?.show(toolTip)
+        await tray?.transfersChanged()
     }
 
     private func ownerChanged(_ name: String, new: String) {
@@ -191,7 +194,7 @@ public actor DesktopBridge {
     }
 
     private var toolTip: TrayToolTip {
-        TrayToolTip(tasks: tasks.values.sorted { $0.id < $1.id })
+        TrayToolTip(tasks: tasks.values.filter(\.isUnfinished).sorted { $0.id < $1.id })
     }
 
     // MARK: Job view actions

@@ -4,22 +4,27 @@ import Logging
 /// The tray icon on the bus: exports the StatusNotifierItem, registers it with the watcher (again whenever a
 /// watcher appears), shows the indicator's visibility as its `Status` and sums up the transfers in its tooltip.
 ///
-/// `Status` changes go out at once; the tooltip, which follows progress, at most once a second.
+/// `Status` changes go out at once; the tooltip, which follows progress, is worked out at most once a second (not on
+/// every progress signal) and goes out when it changed.
 actor TrayIcon {
     static let toolTipInterval: Duration = .seconds(1)
 
     private let objects: DBusObjectServer
+    private let currentToolTip: @Sendable () async -> TrayToolTip
     private let logger: Logger
     private let clock = ContinuousClock()
     private var toolTip: TrayToolTip
-    private var pendingToolTip: TrayToolTip?
-    private var toolTipPublished: ContinuousClock.Instant?
+    private var toolTipChecked: ContinuousClock.Instant?
     private var toolTipTimer: Task<Void, Never>?
 
-    /// Exports the item with its first values.
-    init(objects: DBusObjectServer, visible: Bool, toolTip: TrayToolTip, logger: Logger) async throws {
+    /// Exports the item with its first values; `currentToolTip` works out the tooltip when it is due.
+    init(
+        objects: DBusObjectServer, visible: Bool, toolTip: TrayToolTip,
+        currentToolTip: @escaping @Sendable () async -> TrayToolTip, logger: Logger
+    ) async throws {
         self.objects = objects
         self.toolTip = toolTip
+        self.currentToolTip = currentToolTip
         self.logger = logger
         try await objects.export(
             [StatusNotifierItem.exportedInterface(visible: visible, toolTip: toolTip)], at: StatusNotifierItem.path
@@ -56,15 +61,11 @@ actor TrayIcon {
         }
     }
 
-    /// Shows `new` now if the last tooltip went out a second ago or more, else when that second is over.
-    func show(_ new: TrayToolTip) async {
-        guard new != toolTip else {
-            pendingToolTip = nil
-            return
-        }
-        pendingToolTip = new
+    /// The transfers changed: the tooltip is checked now if the last check was a second ago or more, else when
+    /// that second is over.
+    func transfersChanged() async {
         guard toolTipTimer == nil else { return }
-        let due = toolTipPublished.map { $0 + Self.toolTipInterval } ?? clock.now
+        let due = toolTipChecked.map { $0 + Self.toolTipInterval } ?? clock.now
         guard due > clock.now else { return await publishToolTip() }
         toolTipTimer = Task { [clock] in
             try? await Task.sleep(until: due, clock: clock)
@@ -80,13 +81,13 @@ actor TrayIcon {
 
     private func publishToolTip() async {
         toolTipTimer = nil
-        guard let pending = pendingToolTip else { return }
-        pendingToolTip = nil
-        toolTip = pending
-        toolTipPublished = clock.now
+        toolTipChecked = clock.now
+        let new = await currentToolTip()
+        guard new != toolTip else { return }
+        toolTip = new
         do {
             try await objects.updateProperties(
-                ["ToolTip": pending.value], interface: StatusNotifierItem.interface, at: StatusNotifierItem.path
+                ["ToolTip": new.value], interface: StatusNotifierItem.interface, at: StatusNotifierItem.path
             )
             try await objects.emitSignal(
                 path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewToolTip"
