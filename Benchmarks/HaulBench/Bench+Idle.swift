@@ -1,3 +1,5 @@
+import HaulTestSupport
+
 /// An idle hauld, after the load: what it costs to keep around.
 extension Bench {
     func idle() async throws -> IdleFigures {

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 
 /// The throughput figures: one large download, then many small ones at once, each beside curl doing the same.
 extension Bench {

@@ -1,3 +1,5 @@
+import HaulTestSupport
+
 /// Every figure of a run, as written to the JSON file. Times in seconds, or milliseconds where the name says so;
 /// memory in bytes. `curl…` figures are `curl` alone; `curlSynced…` add the `fsync` of what it wrote (its time, and
 /// the CPU time of the call, where the kernel writes the pages out): the durable result hauld's completion stands for

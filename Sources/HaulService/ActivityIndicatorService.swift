@@ -12,7 +12,7 @@ public import Logging
 public actor ActivityIndicatorService {
     private typealias Machine = ActivityIndicatorStateMachine<ContinuousClock.Instant>
 
-    private let clock = ContinuousClock()
+    private let clock = EventLoopClock()
     private var machine: Machine
     private var settings: IndicatorSettings
     private let store: IndicatorSettingsStore

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 public import HaulCore
+import NIOPosix
 
 /// The last steps of a download: the partial file is checked against the expected SHA-256 if one was given,
 /// then renamed over the destination — never onto a file that appeared meanwhile unless `overwrite`.
@@ -15,6 +16,17 @@ public enum DownloadCompletion {
             unlink(partial)
             throw .checksumMismatch(expected: expected, actual: actual)
         }
+    }
+
+    /// `verify` on NIO's thread pool for blocking work: hashing reads the whole file, and must not hold up the event
+    /// loops, which carry other transfers (and, in hauld, Swift concurrency).
+    public static func verifyOffLoop(_ partial: String, sha256 expected: String) async throws(TransferFailure) {
+        let check = { @Sendable () -> Result<Void, TransferFailure> in
+            Result { () throws(TransferFailure) in try verify(partial, sha256: expected) }
+        }
+        // The singleton pool is never shut down, so it always takes the work; should it refuse, check here.
+        let outcome = (try? await NIOThreadPool.singleton.runIfActive(check)) ?? check()
+        try outcome.get()
     }
 
     /// Renames the partial file over the destination.

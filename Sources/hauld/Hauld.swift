@@ -6,7 +6,6 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-@main
 struct Hauld: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hauld",

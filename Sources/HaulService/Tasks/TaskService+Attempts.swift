@@ -49,7 +49,7 @@ extension TaskService {
             onHead: onHead, onProgress: { probe.set(bytes: $0) }
         )
         if Task.isCancelled { throw .cancelled }
-        if let expected = record.sha256 { try DownloadCompletion.verify(partial, sha256: expected) }
+        if let expected = record.sha256 { try await DownloadCompletion.verifyOffLoop(partial, sha256: expected) }
         // Hashing a large file takes a while: a Suspend or SIGTERM meanwhile leaves the file where it is.
         if Task.isCancelled { throw .cancelled }
         try DownloadCompletion.place(destination: record.path, overwrite: record.overwrite)

@@ -15,7 +15,7 @@ actor TaskService {
     /// Saves records off the actor: replies do not wait for the disk.
     private let records: TaskRecordWriter
     let logger: Logger
-    let clock = ContinuousClock()
+    let clock = EventLoopClock()
     var tasks: [UInt32: ManagedTask] = [:]
     var isShuttingDown = false
     private var nextID: UInt32 = 1
@@ -273,9 +273,9 @@ actor TaskService {
     /// nothing runs, so an idle daemon has no timer.
     private func startTicker() {
         guard ticker == nil else { return }
-        ticker = Task { [weak self] in
+        ticker = Task { [weak self, clock] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(100))
+                try? await clock.sleep(for: .milliseconds(100))
                 guard let self, await self.tick() else { return }
             }
         }

@@ -12,7 +12,7 @@ actor TrayIcon {
     private let objects: DBusObjectServer
     private let currentToolTip: @Sendable () async -> TrayToolTip
     private let logger: Logger
-    private let clock = ContinuousClock()
+    private let clock = EventLoopClock()
     private var toolTip: TrayToolTip
     private var toolTipChecked: ContinuousClock.Instant?
     private var toolTipTimer: Task<Void, Never>?

@@ -1,26 +1,25 @@
-import Foundation
-import HaulTestSupport
+public import Foundation
 
 /// One reading of a running process from `/proc`: its CPU time, memory and wake-ups so far.
-struct ProcessSample: Sendable {
+public struct ProcessSample: Sendable {
     /// User plus system time, in clock ticks (`/proc/<pid>/stat`).
-    let cpuTicks: Int
+    public let cpuTicks: Int
     /// `VmRSS`.
-    let residentBytes: Int
+    public let residentBytes: Int
     /// `VmHWM`: the peak resident set size since start or since `resetPeak`.
-    let peakResidentBytes: Int
+    public let peakResidentBytes: Int
     /// `RssAnon`: the part of `VmRSS` that is the process's own memory, not pages of mapped files (code).
-    let anonymousBytes: Int
+    public let anonymousBytes: Int
     /// `Pss` (`smaps_rollup`): the resident set with each shared page divided among the processes mapping it.
-    let proportionalBytes: Int
+    public let proportionalBytes: Int
     /// Voluntary and involuntary context switches of each thread alive now, by thread id: each one is a wake-up.
-    let contextSwitches: [Int: Int]
+    public let contextSwitches: [Int: Int]
     /// Nanoseconds on a CPU of each thread alive now (`schedstat`), by thread id: finer than clock ticks.
-    let threadRuntimes: [Int: Int]
+    public let threadRuntimes: [Int: Int]
 
-    static let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
+    public static let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
 
-    init(pid: pid_t) throws {
+    public init(pid: pid_t) throws {
         let stat = try Self.read("/proc/\(pid)/stat")
         // The command name (field 2) may hold spaces; the fields after it are plain numbers.
         guard let end = stat.lastIndex(of: ")") else { throw TestSupportError("cannot parse /proc/\(pid)/stat") }
@@ -52,12 +51,12 @@ struct ProcessSample: Sendable {
 
     /// Wake-ups between two samples: those of threads alive at both, plus all of threads started since (those of a
     /// thread that ended in between are lost with it).
-    func wakeups(since earlier: ProcessSample) -> Int {
+    public func wakeups(since earlier: ProcessSample) -> Int {
         Self.growth(of: contextSwitches, since: earlier.contextSwitches)
     }
 
     /// CPU time between two samples to the nanosecond, counted as `wakeups(since:)` counts.
-    func threadCPUTime(since earlier: ProcessSample) -> Duration {
+    public func threadCPUTime(since earlier: ProcessSample) -> Duration {
         .nanoseconds(Self.growth(of: threadRuntimes, since: earlier.threadRuntimes))
     }
 
@@ -66,12 +65,12 @@ struct ProcessSample: Sendable {
     }
 
     /// CPU time between two samples.
-    func cpuTime(since earlier: ProcessSample) -> Duration {
+    public func cpuTime(since earlier: ProcessSample) -> Duration {
         .milliseconds((cpuTicks - earlier.cpuTicks) * 1000 / Self.ticksPerSecond)
     }
 
     /// Starts `VmHWM` over from the current resident set size (`clear_refs` 5).
-    static func resetPeak(pid: pid_t) throws {
+    public static func resetPeak(pid: pid_t) throws {
         guard let handle = FileHandle(forWritingAtPath: "/proc/\(pid)/clear_refs") else {
             throw TestSupportError("cannot open /proc/\(pid)/clear_refs")
         }

@@ -1,0 +1,38 @@
+import NIOCore
+import NIOPosix
+
+/// `ContinuousClock`'s time, with sleeps scheduled on NIO's event loops instead of libdispatch.
+///
+/// On Linux `Task.sleep` hands its wake-up to libdispatch's global pool, and the first job run there arms
+/// libdispatch's worker-pool monitor: a 1 Hz timer that wakes the process for the rest of its life. hauld's
+/// timers (retry back-off, progress ticker, indicator delays, tray tooltip) sleep here instead, and hauld runs Swift
+/// concurrency on the same loops (its entry point), so an idle hauld is never woken.
+public struct EventLoopClock: Clock {
+    public typealias Instant = ContinuousClock.Instant
+
+    public init() {}
+
+    public var now: Instant { ContinuousClock.now }
+
+    public var minimumResolution: Duration { ContinuousClock().minimumResolution }
+
+    /// Throws `CancellationError` as soon as the task is cancelled, like `Task.sleep`.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try Task.checkCancellation()
+        let (seconds, attoseconds) = now.duration(to: deadline).components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let delay = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
+        // Scheduled before the handler is installed, so that a cancellation that comes first still finds it.
+        let wakeUp = MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .nanoseconds(max(delay, 0))) {}
+        do {
+            try await withTaskCancellationHandler {
+                try await wakeUp.futureResult.get()
+            } onCancel: {
+                wakeUp.cancel()
+            }
+        } catch {
+            // The wake-up fails only when cancelled (or when its loop is shut down): either way it ended early.
+            throw CancellationError()
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// hauld's entry: Swift concurrency runs on NIO's event loops, which async-http-client uses anyway.
+///
+/// On Linux the default global executor is libdispatch's pool, whose monitor wakes the process every second once
+/// any job has run there, for as long as the process lives. On NIO's loops an idle hauld is never woken (its own
+/// timers use `EventLoopClock`), and a transfer's delegate and the service's actors need no thread hop between
+/// them. It must happen before the first task is created, hence before the command runs.
+@main
+enum HauldMain {
+    static func main() async {
+        let installed = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // Without it hauld still works, with libdispatch's pool and its 1 Hz wake-ups.
+        if !installed {
+            FileHandle.standardError.write(Data("hauld: Swift concurrency stays on libdispatch's pool\n".utf8))
+        }
+        await Hauld.main()
+    }
+}
