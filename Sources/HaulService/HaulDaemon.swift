@@ -1,5 +1,5 @@
 import DBusKit
-public import Foundation
+public import FoundationEssentials
 public import HaulCore
 import HaulTransfer
 public import Logging
@@ -36,7 +36,7 @@ public struct HaulDaemon: Service {
             if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
                 return URL(fileURLWithPath: state).appendingPathComponent("haul")
             }
-            let home = environment["HOME"] ?? NSHomeDirectory()
+            let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path(percentEncoded: false)
             return URL(fileURLWithPath: home).appendingPathComponent(".local/state/haul")
         }
     }

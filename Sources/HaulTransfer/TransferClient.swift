@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import Foundation
+public import FoundationEssentials
 public import HaulCore
 import NIOCore
 import NIOHTTP1

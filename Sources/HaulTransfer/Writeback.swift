@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Hands a download's bytes to the disk while it runs, so that the `fsync` before the rename has little left to do.
 ///

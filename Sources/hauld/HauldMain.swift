@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOPosix
 
@@ -15,7 +15,7 @@ enum HauldMain {
         let installed = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         // Without it hauld still works, with libdispatch's pool and its 1 Hz wake-ups.
         if !installed {
-            FileHandle.standardError.write(Data("hauld: Swift concurrency stays on libdispatch's pool\n".utf8))
+            StderrLogHandler.write("hauld: Swift concurrency stays on libdispatch's pool\n")
         }
         await Hauld.main()
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// Writes one line per message to stderr. Under systemd (`JOURNAL_STREAM` set) each line starts with its
@@ -29,7 +30,18 @@ struct StderrLogHandler: LogHandler {
             let time = Date().formatted(.iso8601.time(includingFractionalSeconds: true))
             line = "\(time) \(event.level.rawValue.uppercased()) \(label): \(event.message)\(details)\n"
         }
-        FileHandle.standardError.write(Data(line.utf8))
+        Self.write(line)
+    }
+
+    /// The whole line in as few `write(2)`s as the pipe takes, so that lines of two threads do not interleave.
+    static func write(_ line: String) {
+        var bytes = Array(line.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }  // stderr is gone: nothing else to tell
+            bytes = bytes.dropFirst(written)
+        }
     }
 
     /// syslog priorities of RFC 5424, as sd-daemon(3) reads them.

@@ -62,9 +62,26 @@ struct RetryPolicyTests {
         #expect(RetryPolicy.parseRetryAfter("Sat, 05 Nov 1994 08:49:37 GMT", now: rfcExample) == .zero, "past: no wait")
     }
 
+    @Test func anRFC850YearIsPlacedAtMostFiftyYearsAhead() {
+        let now = Date(timeIntervalSince1970: 1_795_305_600)  // 2026-11-22 00:00:00 UTC
+        // 2070 is 44 years ahead: kept. 2080 would be 54: 1980, in the past.
+        #expect(RetryPolicy.parseRetryAfter("Wednesday, 01-Jan-70 00:00:00 GMT", now: now) == .seconds(3_155_760_000 - 1_795_305_600))
+        #expect(RetryPolicy.parseRetryAfter("Tuesday, 01-Jan-80 00:00:00 GMT", now: now) == .zero)
+    }
+
+    @Test func httpDatesKnowTheLengthOfMonths() {
+        let now = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01 00:00:00 UTC
+        #expect(RetryPolicy.parseRetryAfter("Thu, 29 Feb 2024 00:00:00 GMT", now: now) == .seconds(59 * 86_400))
+        #expect(RetryPolicy.parseRetryAfter("Fri, 01 Mar 2024 00:00:00 GMT", now: now) == .seconds(60 * 86_400))
+        #expect(RetryPolicy.parseRetryAfter("Thu, 29 Feb 2023 00:00:00 GMT", now: now) == nil)
+        #expect(RetryPolicy.parseRetryAfter("Tue, 31 Apr 2024 00:00:00 GMT", now: now) == nil)
+    }
+
     @Test(arguments: [
         "", "   ", "soon", "-5", "+5", "1.5", "12 s", "0x10", "99999999999999999999999",
         "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 32 Nov 1994 08:49:37 GMT", "06 Nov 1994", "Sun, 06 Nov 1994",
+        "Sun, +6 Nov 1994 08:49:37 GMT", "Sun, 06 nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
+        "Sun, 06 Nov 1994 08:49 GMT", "Sun Nov  6 08:49:37 94", "Sunday, 06-Nov-1994 08:49:37 GMT",
     ])
     func retryAfterGarbageIsNil(_ value: String) {
         #expect(RetryPolicy.parseRetryAfter(value, now: rfcExample) == nil)

@@ -26,6 +26,10 @@ import Testing
 
     @Test func pathsMustBeAbsoluteFiles() throws {
         #expect(try LocalPath("/tmp/a/../b").path == "/tmp/b")
+        #expect(try LocalPath("/tmp//a/./b").path == "/tmp/a/b")
+        #expect(try LocalPath("/../../etc/x").path == "/etc/x")
+        #expect(try LocalPath("/tmp/a/b").folder == "/tmp/a")
+        #expect(try LocalPath("/x").folder == "/")
         #expect(throws: TransferRequestError.self) { try LocalPath("relative/file") }
         #expect(throws: TransferRequestError.self) { try LocalPath("/tmp/dir/") }
     }

@@ -84,8 +84,9 @@ import Testing
 
     @Test func ctrlCDetachesAndTheTransferGoesOn() async throws {
         try await TransferFixture.with { f throws in
+            // Five seconds of transfer: a loaded machine must not let it finish before the Ctrl-C.
             let get = try Command.start(
-                Command.built("haul"), ["get", f.server.url("/gen/2m?seed=35&throttle=1000000"), "-o", f.file("bg.bin")],
+                Command.built("haul"), ["get", f.server.url("/gen/2m?seed=35&throttle=400000"), "-o", f.file("bg.bin")],
                 environment: f.daemon.bus.environment
             )
             let task: ObjectPath = "/org/haul/Haul1/Tasks/1"

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Loads and saves ``IndicatorSettings`` as a JSON file.
 ///
@@ -56,7 +56,7 @@ public struct IndicatorSettingsStore: Sendable {
         let data: Data
         do {
             data = try Data(contentsOf: url)
-        } catch CocoaError.fileReadNoSuchFile {
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return LoadResult(settings: IndicatorSettings())
         } catch {
             return LoadResult(settings: IndicatorSettings(), problem: .unreadable(path: path, reason: "\(error)"))

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A proxy named by `http_proxy` and friends: `[scheme://][user[:password]@]host[:port]`, as curl reads them.
 ///
@@ -30,7 +30,7 @@ public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a proxy variable's value; `variable` names it in the error.
     public init(parsing value: String, variable: String) throws(ProxyConfigurationError) {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingWhitespace()
         let text = trimmed.contains("://") ? trimmed : "http://" + trimmed
         func invalid(_ reason: String) -> ProxyConfigurationError {
             ProxyConfigurationError(variable: variable, reason: reason)
@@ -53,8 +53,9 @@ public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
         guard (1...65535).contains(port) else { throw invalid("port \(port) is out of range") }
         self.host = host
         self.port = port
-        username = components.user?.removingPercentEncoding ?? components.user
-        password = components.password?.removingPercentEncoding ?? components.password
+        // URLComponents decodes them (`p%40ss` is `p@ss`).
+        username = components.user
+        password = components.password
         if kind == .socks5, username != nil { throw invalid("SOCKS proxies with credentials are not supported") }
     }
 

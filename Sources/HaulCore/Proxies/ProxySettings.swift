@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Which proxy, if any, a transfer goes through: read once from the environment, as curl reads it.
 ///
@@ -28,7 +28,7 @@ public struct ProxySettings: Sendable, Equatable {
     public init(environment: [String: String]) {
         func value(_ names: String...) -> (name: String, value: String)? {
             for name in names {
-                if let value = environment[name], !value.trimmingCharacters(in: .whitespaces).isEmpty {
+                if let value = environment[name], !value.trimmingWhitespace().isEmpty {
                     return (name, value)
                 }
             }

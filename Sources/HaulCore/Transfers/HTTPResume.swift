@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What identifies the version of a resource whose first bytes are on disk: the validator seen on the first response,
 /// sent back in `If-Range` so that the server answers a range request only if the resource has not changed.
@@ -140,7 +140,7 @@ public enum HTTPResume {
         let acceptsRanges =
             status == 206
             || headers.contains { name, value in
-                let units = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                let units = value.split(separator: ",").map { $0.trimmingWhitespace().lowercased() }
                 return name.lowercased() == "accept-ranges" && units.contains("bytes")
             }
         return acceptsRanges && ResumeValidator(headers: headers).ifRangeValue != nil
@@ -152,7 +152,7 @@ public enum HTTPResume {
     static func headerValue(_ name: String, in headers: [(String, String)]) -> String? {
         let lowered = name.lowercased()
         guard let value = headers.first(where: { $0.0.lowercased() == lowered })?.1 else { return nil }
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingWhitespace()
         return trimmed.isEmpty ? nil : trimmed
     }
 
@@ -211,7 +211,7 @@ public enum HTTPResume {
     private static func splitContentRange(_ value: String) -> (range: Substring, total: Substring)? {
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
-        let spec = parts[1].trimmingCharacters(in: .whitespaces)
+        let spec = parts[1].trimmingWhitespace()
         let halves = spec.split(separator: "/", omittingEmptySubsequences: false)
         guard halves.count == 2 else { return nil }
         return (halves[0], halves[1])

@@ -1,4 +1,5 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
 
 /// Exponential back-off between the attempts of a task (SPEC §2: about 1 s, doubling, capped, `Retry-After`
 /// honoured).
@@ -57,37 +58,16 @@ public struct RetryPolicy: Sendable, Equatable {
     /// recipients). A date in the past asks for no wait (zero). Anything else — including a number too large for an
     /// `Int64` — is garbage and gives nil.
     public static func parseRetryAfter(_ value: String, now: Date) -> Duration? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingWhitespace()
         guard !trimmed.isEmpty else { return nil }
         if trimmed.utf8.allSatisfy({ (48...57).contains($0) }) {
             return Int64(trimmed).map { .seconds($0) }
         }
-        guard let date = parseHTTPDate(trimmed) else { return nil }
-        let interval = date.timeIntervalSince(now)
+        let nowSeconds = now.timeIntervalSince1970
+        // The year to within a day (mean Gregorian years): enough to place an RFC 850 two-digit year.
+        let currentYear = 1970 + Int((nowSeconds / 31_556_952).rounded(.down))
+        guard let date = HTTPDate.parse(trimmed, currentYear: currentYear) else { return nil }
+        let interval = Double(date) - nowSeconds
         return interval > 0 ? .seconds(interval) : .zero
-    }
-
-    /// The three HTTP-date forms of RFC 9110 §5.6.7, preferred first.
-    private static let httpDateFormats = [
-        "EEE, dd MMM yyyy HH:mm:ss 'GMT'",  // IMF-fixdate
-        "EEEE, dd-MMM-yy HH:mm:ss 'GMT'",  // RFC 850
-        "EEE MMM d HH:mm:ss yyyy",  // asctime
-    ]
-
-    private static func parseHTTPDate(_ string: String) -> Date? {
-        // A formatter per call: parsing Retry-After is rare, and DateFormatter is not Sendable.
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.isLenient = false
-        // asctime pads a one-digit day with a space; the formatter wants one space.
-        let normalized = string.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
-        for format in httpDateFormats {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: normalized) {
-                return date
-            }
-        }
-        return nil
     }
 }

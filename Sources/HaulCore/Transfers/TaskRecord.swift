@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Everything needed to restore a task after the daemon stops, crashes or the machine reboots (SPEC §2).
 ///

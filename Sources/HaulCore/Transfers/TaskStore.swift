@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -66,7 +66,7 @@ public struct TaskStore: Sendable {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directoryPath)
-        } catch CocoaError.fileReadNoSuchFile {
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return Contents()
         } catch {
             return Contents(problems: ["cannot read the task directory \(directoryPath): \(error)"])
@@ -112,7 +112,7 @@ public struct TaskStore: Sendable {
         guard let data = try? Data(contentsOf: removedIDURL), let text = String(data: data, encoding: .utf8) else {
             return nil
         }
-        return UInt32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        return UInt32(text.trimmingWhitespace())
     }
 
     private func url(for id: UInt32) -> URL {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Why a transfer request was refused before anything started.
 public enum TransferRequestError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -18,7 +18,7 @@ public struct TransferURL: Equatable, Sendable, CustomStringConvertible {
     public let url: URL
 
     public init(_ string: String) throws(TransferRequestError) {
-        let trimmed = string.trimmingCharacters(in: .whitespaces)
+        let trimmed = string.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw .invalidArgument("the URL is empty") }
         guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
             throw .invalidArgument("'\(string)' is not a valid absolute URL")
@@ -47,10 +47,26 @@ public struct LocalPath: Equatable, Sendable, CustomStringConvertible {
         guard path.hasPrefix("/") else { throw .invalidArgument("'\(path)' is not an absolute path") }
         guard !path.hasSuffix("/") else { throw .invalidArgument("'\(path)' names a directory, not a file") }
         guard !path.utf8.contains(0) else { throw .invalidArgument("the path contains a NUL byte") }
-        self.path = (path as NSString).standardizingPath
+        self.path = Self.normalized(path)
     }
 
     public var description: String { path }
+
+    /// `.`, `..` and repeated or trailing slashes resolved lexically, as `NSString.standardizingPath` does for an
+    /// absolute path; `..` above the root stays at the root.
+    static func normalized(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") where part != "." {
+            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// The folder holding the file: what the destination's checks look at.
+    public var folder: String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
 }
 
 /// Options of `DownloadWithOptions` (SPEC §4).

@@ -1,9 +1,11 @@
 import DBusKit
-import Foundation
+import Glibc
+import HaulCore
 
 /// What can be known about a transfer's local file before it starts, answered with the contract's errors.
 enum RequestChecks {
-    static func destination(_ path: String, overwrite: Bool) throws(DBusError) {
+    static func destination(_ destination: LocalPath, overwrite: Bool) throws(DBusError) {
+        let path = destination.path
         var info = stat()
         if stat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) != S_IFDIR else {
@@ -13,7 +15,7 @@ enum RequestChecks {
                 throw HaulErrorName.fileExists.error("\(path) exists; ask for overwrite to replace it")
             }
         }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = destination.folder
         guard stat(folder, &info) == 0 else {
             throw HaulErrorName.notFound.error("the folder \(folder) does not exist")
         }

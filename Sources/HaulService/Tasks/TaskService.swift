@@ -1,5 +1,6 @@
 import DBusKit
-import Foundation
+import FoundationEssentials
+import Glibc
 import HaulCore
 import HaulTransfer
 import Logging
@@ -82,7 +83,7 @@ actor TaskService {
     func download(url: TransferURL, destination: LocalPath, options: DownloadOptions) async throws(DBusError)
         -> ObjectPath
     {
-        try RequestChecks.destination(destination.path, overwrite: options.overwrite)
+        try RequestChecks.destination(destination, overwrite: options.overwrite)
         if tasks.values.contains(where: { $0.record.path == destination.path && $0.record.state != .completed }) {
             throw HaulErrorName.fileExists.error("another task is already downloading to \(destination.path)")
         }

@@ -1,5 +1,5 @@
 public import DBusKit
-import Foundation
+import FoundationEssentials
 
 /// What KDE's job view shows of a task: the `update` properties and `terminate` arguments, with the keys and
 /// types `KUiServerV2JobTracker` sends and Plasma's `JobPrivate::update` reads.
