@@ -29,6 +29,8 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        // glibc's malloc_trim, for an idle hauld to give freed memory back.
+        .systemLibrary(name: "CGlibcMalloc"),
         .target(name: "DBusKit", dependencies: ["CDBus"]),
         .target(name: "HaulCore"),
         .target(
@@ -45,7 +47,7 @@ let package = Package(
         .target(
             name: "HaulService",
             dependencies: [
-                "DBusKit", "HaulCore", "HaulTransfer",
+                "CGlibcMalloc", "DBusKit", "HaulCore", "HaulTransfer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

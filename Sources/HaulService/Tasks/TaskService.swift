@@ -1,3 +1,4 @@
+import CGlibcMalloc
 import DBusKit
 import FoundationEssentials
 import Glibc
@@ -277,8 +278,11 @@ actor TaskService {
         ticker = Task { [weak self, clock] in
             while !Task.isCancelled {
                 try? await clock.sleep(for: .milliseconds(100))
-                guard let self, await self.tick() else { return }
+                guard let self, await self.tick() else { break }
             }
+            // The transfers' buffers were freed into glibc's per-thread arenas, which keep them (about 3 MB after
+            // 200 downloads): an idle daemon hands them back to the system.
+            malloc_trim(0)
         }
     }
 
