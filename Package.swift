@@ -21,13 +21,19 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .systemLibrary(
             name: "CDBus",
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
+        ),
+        // SHA-256 from the system's libgcrypt: swift-crypto would compile a second copy of BoringSSL (swift-nio-ssl
+        // has one) into every first build, about 100 s of a release build on two cores.
+        .systemLibrary(
+            name: "CGcrypt",
+            pkgConfig: "libgcrypt",
+            providers: [.apt(["libgcrypt20-dev"])]
         ),
         // glibc's malloc_trim, for an idle hauld to give freed memory back.
         .systemLibrary(name: "CGlibcMalloc"),
@@ -36,12 +42,11 @@ let package = Package(
         .target(
             name: "HaulTransfer",
             dependencies: [
-                "HaulCore",
+                "CGcrypt", "HaulCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(

@@ -33,8 +33,9 @@ missing=()
 for entry in "${required[@]}"; do
   command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry##*:}")
 done
-# The libdbus headers are found through pkg-config, not on PATH.
+# The libdbus and libgcrypt headers are found through pkg-config, not on PATH.
 if ! pkg-config --exists dbus-1 2>/dev/null; then missing+=(libdbus-1-dev); fi
+if ! pkg-config --exists libgcrypt 2>/dev/null; then missing+=(libgcrypt20-dev); fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)

@@ -1,4 +1,3 @@
-import Crypto
 import FoundationEssentials
 import Glibc
 public import HaulCore
@@ -53,7 +52,7 @@ public enum DownloadCompletion {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .fromErrno(errno, path: path) }
         defer { close(fd) }
-        var hasher = SHA256()
+        guard let hasher = SHA256Hasher() else { throw .fromErrno(ENOMEM, path: path) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -62,9 +61,9 @@ public enum DownloadCompletion {
                 throw .fromErrno(errno, path: path)
             }
             if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
-        return hasher.finalize().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        return hasher.finalize()
     }
 
     /// The size of a file, 0 when it does not exist.

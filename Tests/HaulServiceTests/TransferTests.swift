@@ -109,6 +109,18 @@ import Testing
         }
     }
 
+    @Test func aDownloadMatchingItsSHA256Completes() async throws {
+        try await TransferFixture.with { f throws in
+            let expected = try await TestHTTPServer.sha256OfGenerated(size: 3 * Self.mib, seed: 20)
+            let task = try await f.download(
+                "/gen/3m?seed=20", to: "checked.bin", options: ["sha256": .string(expected.uppercased())]
+            )
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.sha256(of: "checked.bin") == expected)
+        }
+    }
+
     @Test func permanentFailuresCompleteWithTheirErrorNames() async throws {
         try await TransferFixture.with { f throws in
             let notFound = try await f.download("/missing?status=404", to: "404.bin")
