@@ -100,7 +100,7 @@ struct HaulBench: AsyncParsableCommand {
                 results.busLoad.append(throttledLoad)
             }
             if phases.contains(.idle) {
-                log("idle for \(idleSeconds) s")
+                log("idle for \(idleSeconds) s, once its pooled connections are closed")
                 results.idle = try await bench.idle()
             }
         } catch {

@@ -62,6 +62,10 @@ enum ReportTable {
                     figure: "Idle \(Int(idle.seconds.rounded())) s after the load, CPU",
                     hauld: String(format: "%.2f ms", idle.cpuSeconds * 1000)
                 ),
+                Row(
+                    figure: "  counted from the close of its pooled connections, at",
+                    hauld: String(format: "%.0f s", idle.connectionsClosedSeconds)
+                ),
                 Row(figure: "  wake-ups (context switches) / signals", hauld: "\(idle.wakeups) / \(idle.signals)"),
                 Row(figure: "  RSS / anonymous / PSS", hauld: memory(idle.memory)),
             ]

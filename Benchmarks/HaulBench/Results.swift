@@ -117,6 +117,8 @@ struct IndicatorFigures: Codable, Sendable {
 }
 
 struct IdleFigures: Codable, Sendable {
+    /// How long after the load hauld closed its last pooled connection; the idle time is counted from then.
+    var connectionsClosedSeconds: Double
     var seconds: Double
     /// From the threads' `schedstat`, to the nanosecond.
     var cpuSeconds: Double
