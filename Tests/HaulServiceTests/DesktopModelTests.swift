@@ -281,16 +281,18 @@ enum Tasks {
         #expect(note.body == "debian.iso")
         #expect(note.category == "transfer.complete")
         let notify = DBusMessage.methodCall(
-            destination: nil, path: "/", interface: nil, member: "Notify", body: note.arguments
+            destination: nil, path: "/", interface: nil, member: "Notify", body: note.arguments(bodyMarkup: true)
         )
         #expect(notify.signature == "susssasa{sv}i")
     }
 
-    @Test func aFailureSaysWhyAndEscapesMarkup() throws {
+    @Test func aFailureSaysWhyEscapedOnlyForServersReadingMarkup() throws {
         let failed = Tasks.download("completed", error: "HTTP", message: "HTTP 404 <Not Found>", file: "/d/a&b.iso")
         let note = try #require(TransferNotification(before: Tasks.download("suspended"), after: failed))
         #expect(note.summary == "Download failed")
-        #expect(note.body == "a&amp;b.iso: HTTP 404 &lt;Not Found&gt;")
+        #expect(note.body == "a&b.iso: HTTP 404 <Not Found>")
+        #expect(note.arguments(bodyMarkup: true)[4] == .string("a&amp;b.iso: HTTP 404 &lt;Not Found&gt;"))
+        #expect(note.arguments(bodyMarkup: false)[4] == .string("a&b.iso: HTTP 404 <Not Found>"))
         #expect(note.category == "transfer.error")
     }
 

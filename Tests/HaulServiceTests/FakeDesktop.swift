@@ -207,9 +207,11 @@ enum FakeStatusNotifierWatcher {
 }
 
 /// `org.freedesktop.Notifications` at `/org/freedesktop/Notifications`, recording
-/// `Notify(s, u, s, s, s, as, a{sv}, i) → u`.
+/// `Notify(s, u, s, s, s, as, a{sv}, i) → u` and `GetCapabilities() → as`, which lists `capabilities`.
 enum FakeNotifications {
-    static func start(on bus: PrivateBus) async throws -> FakeService {
+    static func start(
+        on bus: PrivateBus, capabilities: [String] = ["body", "body-markup"]
+    ) async throws -> FakeService {
         let notifications = DBusInterfaceDescription(
             name: "org.freedesktop.Notifications",
             methods: [
@@ -221,14 +223,19 @@ enum FakeNotifications {
                         .init("hints", .dictionary(key: .string, value: .variant)), .init("expire_timeout", .int32),
                     ],
                     outputs: [.init("id", .uint32)]
-                )
+                ),
+                .init("GetCapabilities", inputs: [], outputs: [.init("capabilities", .array(.string))]),
             ]
         )
         return try await FakeService.start(on: bus, name: "org.freedesktop.Notifications") { objects, log in
             try await objects.export(
                 [
                     DBusExportedInterface(
-                        notifications, methods: ["Notify": FakeService.recording(log, reply: [.uint32(1)])]
+                        notifications,
+                        methods: [
+                            "Notify": FakeService.recording(log, reply: [.uint32(1)]),
+                            "GetCapabilities": FakeService.recording(log, reply: [.strings(capabilities)]),
+                        ]
                     )
                 ],
                 at: "/org/freedesktop/Notifications"

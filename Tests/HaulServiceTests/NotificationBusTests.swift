@@ -36,6 +36,21 @@ import Testing
         }
     }
 
+    @Test(arguments: [(["body", "body-markup"], "a&amp;b&lt;1&gt;.bin"), (["body"], "a&b<1>.bin")])
+    func theBodyIsEscapedOnlyForAServerThatReadsMarkup(capabilities: [String], body: String) async throws {
+        try await DesktopFixture.with { desktop throws in
+            let notifications = try await FakeNotifications.start(on: desktop.bus, capabilities: capabilities)
+            try await desktop.withHauld(["--notify", "--no-job-view"]) { f throws in
+                let task = try await f.download("/gen/10k?seed=53", to: "a&b<1>.bin")
+                try await f.wait(task, until: "completed")
+                let note = try await DesktopFixture.call("Notify", in: notifications.log)
+                #expect(note.arguments[4] == .string(body))
+                #expect(await notifications.log.calls("GetCapabilities").count == 1)
+            }
+            await notifications.close()
+        }
+    }
+
     @Test func withoutNotifyNothingIsAnnounced() async throws {
         try await DesktopFixture.with { desktop throws in
             let notifications = try await FakeNotifications.start(on: desktop.bus)

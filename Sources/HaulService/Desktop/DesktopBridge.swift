@@ -26,6 +26,11 @@ public actor DesktopBridge {
     private var tasks: [ObjectPath: TaskSnapshot] = [:]
     private var jobViews = JobViewBook()
     private var tray: TrayIcon?
+    /// Whether the notification server reads markup in bodies (`GetCapabilities`); nil until it has answered, and
+    /// again when another server takes the name.
+    private var notificationMarkup: Bool?
+    /// The `GetCapabilities` call under way, which every notification meanwhile waits for rather than asking again.
+    private var markupQuery: Task<Void, Never>?
 
     public init(connection: DBusConnection, daemon: String, features: Features, logger: Logger) {
         self.connection = connection
@@ -43,6 +48,10 @@ public actor DesktopBridge {
             // The owner now; a change queued meanwhile names the same owner and changes nothing.
             let owner = try? await connection.nameOwner(KDEJobView.serverName)
             _ = jobViews.serverOwner(owner, tasks: [:], now: clock.now)
+        }
+        // Asked now, so that the first notification need not wait; a server started on demand is left alone.
+        if features.notifications, (try? await connection.nameHasOwner(TransferNotification.busName)) == true {
+            Task { await learnNotificationMarkup() }
         }
     }
 
@@ -105,6 +114,9 @@ public actor DesktopBridge {
         }
         if features.statusNotifier {
             rules.append(Self.ownerChanges(of: StatusNotifierItem.watcherName))
+        }
+        if features.notifications {
+            rules.append(Self.ownerChanges(of: TransferNotification.busName))
         }
         return rules
     }
@@ -170,12 +182,11 @@ public actor DesktopBridge {
         if features.notifications, let before, let task,
             let notification = TransferNotification(before: before, after: task)
         {
-            send(
-                .methodCall(
-                    destination: TransferNotification.busName, path: TransferNotification.path,
-                    interface: TransferNotification.interface, member: "Notify", body: notification.arguments
-                )
-            )
+            if let markup = notificationMarkup {
+                send(notify(notification, bodyMarkup: markup))
+            } else {
+                Task { await notifyOnceCapabilitiesAreKnown(notification) }
+            }
         }
         if features.jobViews { perform(jobViews.taskChanged(path, task, now: clock.now)) }
         await tray?.transfersChanged()
@@ -188,6 +199,10 @@ public actor DesktopBridge {
             perform(jobViews.serverOwner(new.isEmpty ? nil : new, tasks: tasks, now: clock.now))
         case StatusNotifierItem.watcherName where !new.isEmpty:
             if let tray { Task { await tray.register() } }
+        case TransferNotification.busName where features.notifications:
+            notificationMarkup = nil
+            markupQuery = nil
+            if !new.isEmpty { Task { await learnNotificationMarkup() } }
         default:
             return
         }
@@ -245,6 +260,44 @@ public actor DesktopBridge {
         } catch {
             logger.warning("no KDE job view for \(task): \(error)")
             jobViews.viewRefused(for: task, from: server)
+        }
+    }
+
+    // MARK: Notifications
+
+    private func notify(_ notification: TransferNotification, bodyMarkup: Bool) -> DBusMessage {
+        .methodCall(
+            destination: TransferNotification.busName, path: TransferNotification.path,
+            interface: TransferNotification.interface, member: "Notify",
+            body: notification.arguments(bodyMarkup: bodyMarkup)
+        )
+    }
+
+    /// The first notification for a server: its capabilities first (this may start a server activated on demand).
+    private func notifyOnceCapabilitiesAreKnown(_ notification: TransferNotification) async {
+        if notificationMarkup == nil { await learnNotificationMarkup() }
+        // A server that did not answer gets plain text: what the spec asks for when markup is not supported.
+        send(notify(notification, bodyMarkup: notificationMarkup ?? false))
+    }
+
+    private func learnNotificationMarkup() async {
+        if let markupQuery { return await markupQuery.value }
+        let query = Task { await askNotificationMarkup() }
+        markupQuery = query
+        await query.value
+        if markupQuery == query { markupQuery = nil }
+    }
+
+    private func askNotificationMarkup() async {
+        do {
+            let reply = try await connection.call(
+                destination: TransferNotification.busName, path: TransferNotification.path,
+                interface: TransferNotification.interface, member: "GetCapabilities", [], timeout: .seconds(5)
+            )
+            notificationMarkup =
+                reply.first?.arrayValue?.contains(.string(TransferNotification.bodyMarkupCapability)) == true
+        } catch {
+            logger.warning("the notification server did not list its capabilities: \(error)")
         }
     }
 

@@ -11,8 +11,11 @@ public struct TransferNotification: Sendable, Equatable {
     public static let busName = "org.freedesktop.Notifications"
     public static let path: ObjectPath = "/org/freedesktop/Notifications"
     public static let interface = "org.freedesktop.Notifications"
+    /// What `GetCapabilities` lists when the server reads markup in bodies.
+    public static let bodyMarkupCapability = "body-markup"
 
     public var summary: String
+    /// Plain text; ``arguments(bodyMarkup:)`` escapes it for servers that read markup.
     public var body: String
     public var icon: String
     /// The spec's standard category: `transfer.complete` or `transfer.error`.
@@ -21,25 +24,26 @@ public struct TransferNotification: Sendable, Equatable {
     public init?(before: TaskSnapshot, after: TaskSnapshot) {
         guard before.isUnfinished, after.isCompleted, after.errorKind != "Cancelled" else { return nil }
         let noun = after.isDownload ? "Download" : "Upload"
-        // The body may be read as markup by the server: the spec's small subset of HTML.
-        let name = Markup.escaped(after.fileName)
         if after.errorName.isEmpty {
             summary = "\(noun) complete"
-            body = name
+            body = after.fileName
             icon = "document-save"
             category = "transfer.complete"
         } else {
             summary = "\(noun) failed"
-            body = "\(name): \(Markup.escaped(after.errorMessage.isEmpty ? after.errorKind : after.errorMessage))"
+            body = "\(after.fileName): \(after.errorMessage.isEmpty ? after.errorKind : after.errorMessage)"
             icon = "dialog-error"
             category = "transfer.error"
         }
     }
 
-    /// `Notify`'s arguments: no actions, the server's default timeout, normal urgency.
-    public var arguments: [DBusValue] {
+    /// `Notify`'s arguments: no actions, the server's default timeout, normal urgency. A server with the
+    /// `body-markup` capability reads the body as the spec's small subset of HTML, so a file named `a&b.iso` is sent
+    /// to it escaped, and to any other server as it is.
+    public func arguments(bodyMarkup: Bool) -> [DBusValue] {
         [
-            .string(KDEJobView.applicationName), .uint32(0), .string(icon), .string(summary), .string(body),
+            .string(KDEJobView.applicationName), .uint32(0), .string(icon), .string(summary),
+            .string(bodyMarkup ? Markup.escaped(body) : body),
             .strings([]), .vardict(["category": .string(category), "urgency": .byte(1)]), .int32(-1),
         ]
     }
