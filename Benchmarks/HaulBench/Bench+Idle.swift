@@ -6,7 +6,10 @@ extension Bench {
         // async-http-client keeps the load's connections for reuse and closes them after 60 s unused: a wake-up of
         // each event loop once, not a timer that repeats. Idle is what follows, once they are closed.
         let loadEnded = ContinuousClock.now
-        while ProcessSample.openTCPSockets(pid: pid) > 0, loadEnded.duration(to: .now) < .seconds(90) {
+        while try ProcessSample.openTCPSockets(pid: pid) > 0 {
+            guard loadEnded.duration(to: .now) < .seconds(90) else {
+                throw TestSupportError("hauld still holds TCP connections 90 s after the load")
+            }
             try await Task.sleep(for: .milliseconds(250))
         }
         let connectionsClosed = loadEnded.duration(to: .now)

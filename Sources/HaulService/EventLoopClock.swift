@@ -3,6 +3,10 @@ import NIOPosix
 
 /// `ContinuousClock`'s time, with sleeps scheduled on NIO's event loops instead of libdispatch.
 ///
+/// NIO waits on the monotonic clock, which stops while the system is suspended and `ContinuousClock` does not: a
+/// sleep across a suspend ends late by the time suspended, never early. A cancelled sleep ends at once, but NIO
+/// still wakes its loop once at the original deadline.
+///
 /// On Linux `Task.sleep` hands its wake-up to libdispatch's global pool, and the first job run there arms
 /// libdispatch's worker-pool monitor: a 1 Hz timer that wakes the process for the rest of its life. hauld's
 /// timers (retry back-off, progress ticker, indicator delays, tray tooltip) sleep here instead, and hauld runs Swift
@@ -19,11 +23,18 @@ public struct EventLoopClock: Clock {
     /// Throws `CancellationError` as soon as the task is cancelled, like `Task.sleep`.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
-        let (seconds, attoseconds) = now.duration(to: deadline).components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let delay = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
+        let delay = now.duration(to: deadline)
+        let nanoseconds: Int64
+        if delay <= .zero {
+            nanoseconds = 0
+        } else if delay >= .nanoseconds(Int64.max) {
+            nanoseconds = .max  // 292 years: as good as never
+        } else {
+            // Below Int64.max nanoseconds, so neither the product nor the sum overflows.
+            nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        }
         // Scheduled before the handler is installed, so that a cancellation that comes first still finds it.
-        let wakeUp = MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .nanoseconds(max(delay, 0))) {}
+        let wakeUp = MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .nanoseconds(nanoseconds)) {}
         do {
             try await withTaskCancellationHandler {
                 try await wakeUp.futureResult.get()

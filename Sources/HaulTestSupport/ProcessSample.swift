@@ -71,17 +71,17 @@ public struct ProcessSample: Sendable {
 
     /// The TCP sockets the process holds: its descriptors matched against its network namespace's `tcp` and `tcp6`
     /// tables (connections in TIME_WAIT belong to no process).
-    public static func openTCPSockets(pid: pid_t) -> Int {
+    public static func openTCPSockets(pid: pid_t) throws -> Int {
         var inodes = Set<Substring>()
         for table in ["tcp", "tcp6"] {
-            let text = (try? read("/proc/\(pid)/net/\(table)")) ?? ""
+            let text = try read("/proc/\(pid)/net/\(table)")
             // Columns: sl local rem st tx:rx tr:when retrnsmt uid timeout inode …; the first line names them.
             for line in text.split(separator: "\n").dropFirst() {
                 let columns = line.split(separator: " ")
                 if columns.count > 9, columns[9] != "0" { inodes.insert(columns[9]) }
             }
         }
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
         return descriptors.count { descriptor in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)"),
                 target.hasPrefix("socket:["), target.hasSuffix("]")

@@ -24,8 +24,16 @@ public enum DownloadCompletion {
         let check = { @Sendable () -> Result<Void, TransferFailure> in
             Result { () throws(TransferFailure) in try verify(partial, sha256: expected) }
         }
-        // The singleton pool is never shut down, so it always takes the work; should it refuse, check here.
-        let outcome = (try? await NIOThreadPool.singleton.runIfActive(check)) ?? check()
+        let outcome: Result<Void, TransferFailure>
+        do {
+            outcome = try await NIOThreadPool.singleton.runIfActive(check)
+        } catch is CancellationError {
+            // Suspended or stopped while waiting for a pool thread: the file stays for the next attempt.
+            throw .cancelled
+        } catch {
+            // Only a pool that was shut down refuses work, and the singleton never is.
+            outcome = check()
+        }
         try outcome.get()
     }
 

@@ -24,9 +24,13 @@ struct SHA256Hasher: ~Copyable {
 
     /// The digest in lower-case hex.
     consuming func finalize() -> String {
-        // gcry_md_read finalises the digest and keeps it in the handle, which deinit frees. It is nil only for an
-        // algorithm the handle was not opened with; an empty digest then matches no checksum.
-        guard let bytes = gcry_md_read(handle, Int32(GCRY_MD_SHA256.rawValue)) else { return "" }
-        return UnsafeBufferPointer(start: bytes, count: 32).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        // gcry_md_read finalises the digest and returns it inside the handle, so it is read before the handle is
+        // closed. It is nil only for an algorithm the handle was not opened with: an empty digest matches nothing.
+        let hex = gcry_md_read(handle, Int32(GCRY_MD_SHA256.rawValue)).map { bytes in
+            UnsafeBufferPointer(start: bytes, count: 32).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        }
+        gcry_md_close(handle)
+        discard self
+        return hex ?? ""
     }
 }

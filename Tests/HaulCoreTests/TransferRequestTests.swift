@@ -34,6 +34,21 @@ import Testing
         #expect(throws: TransferRequestError.self) { try LocalPath("/tmp/dir/") }
     }
 
+    @Test func existingFoldersAreResolvedAsTheKernelWould() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("localpath-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        try FileManager.default.createDirectory(at: base.appendingPathComponent("real/sub"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: base.appendingPathComponent("dl").path, withDestinationPath: base.appendingPathComponent("real/sub").path
+        )
+        let root = try #require(realpath(base.path, nil).map { String(cString: $0) })
+        // dl/.. is real, not base: the kernel follows dl first.
+        #expect(try LocalPath(base.path + "/dl/../x.bin").path == root + "/real/x.bin")
+        #expect(try LocalPath(base.path + "/dl/new.bin").path == root + "/real/sub/new.bin")
+        // Nothing exists below base/missing: resolved by the text alone.
+        #expect(try LocalPath(base.path + "/missing/../y.bin").path == base.path + "/y.bin")
+    }
+
     @Test func checksumsAndHeadersAreValidated() throws {
         let hex = String(repeating: "aB", count: 32)
         #expect(try DownloadOptions.validatedSHA256(hex) == hex.lowercased())

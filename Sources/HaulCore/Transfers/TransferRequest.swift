@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Glibc
 
 /// Why a transfer request was refused before anything started.
 public enum TransferRequestError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -52,9 +53,28 @@ public struct LocalPath: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { path }
 
-    /// `.`, `..` and repeated or trailing slashes resolved lexically, as `NSString.standardizingPath` does for an
-    /// absolute path; `..` above the root stays at the root.
+    /// As `NSString.standardizingPath` on Linux, which this replaced: what exists of the path is resolved by the file
+    /// system (`realpath`), so that a symbolic link, and `..` after one, mean what the kernel makes of them. A file
+    /// that does not exist yet is named in its resolved folder; with no folder either, the path is resolved
+    /// lexically.
     static func normalized(_ path: String) -> String {
+        if let resolved = realPath(path) { return resolved }
+        let slash = path.lastIndex(of: "/")!  // the path is absolute
+        let name = path[path.index(after: slash)...]
+        if name != ".", name != "..", let folder = realPath(slash == path.startIndex ? "/" : String(path[..<slash])) {
+            return (folder == "/" ? "" : folder) + "/" + name
+        }
+        return lexicallyNormalized(path)
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// `.`, `..` and repeated slashes resolved by the text alone; `..` above the root stays at the root.
+    static func lexicallyNormalized(_ path: String) -> String {
         var parts: [Substring] = []
         for part in path.split(separator: "/") where part != "." {
             if part == ".." { _ = parts.popLast() } else { parts.append(part) }
