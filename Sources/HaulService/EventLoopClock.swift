@@ -10,7 +10,7 @@ import NIOPosix
 /// On Linux `Task.sleep` hands its wake-up to libdispatch's global pool, and the first job run there arms
 /// libdispatch's worker-pool monitor: a 1 Hz timer that wakes the process for the rest of its life. hauld's
 /// timers (retry back-off, progress ticker, indicator delays, tray tooltip) sleep here instead, and hauld runs Swift
-/// concurrency on the same loops (its entry point), so an idle hauld is never woken.
+/// concurrency on the same loops (its entry point), so an idle hauld has no timer that repeats.
 public struct EventLoopClock: Clock {
     public typealias Instant = ContinuousClock.Instant
 

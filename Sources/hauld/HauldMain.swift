@@ -1,13 +1,12 @@
 import ArgumentParser
-import FoundationEssentials
 import NIOCore
 import NIOPosix
 
 /// hauld's entry: Swift concurrency runs on NIO's event loops, which async-http-client uses anyway.
 ///
 /// On Linux the default global executor is libdispatch's pool, whose monitor wakes the process every second once
-/// any job has run there, for as long as the process lives. On NIO's loops an idle hauld is never woken (its own
-/// timers use `EventLoopClock`), and a transfer's delegate and the service's actors need no thread hop between
+/// any job has run there, for as long as the process lives. On NIO's loops an idle hauld has no timer that repeats
+/// (its own timers use `EventLoopClock`), and a transfer's delegate and the service's actors need no thread hop between
 /// them. It must happen before the first task is created, hence before the command runs.
 @main
 enum HauldMain {
