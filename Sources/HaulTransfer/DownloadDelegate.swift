@@ -109,19 +109,28 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
     }
 
     func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-        try state.withLock { state in
-            defer { state.closeFile() }
-            if let failure = state.failure { throw failure }
-            if state.stopped { throw TransferFailure.cancelled }
-            // A response may end cleanly yet short (a capped range): retried from the new offset.
-            if let total = state.expectedTotal, !state.alreadyComplete, state.bytesOnDisk != UInt64(max(total, 0)) {
-                throw TransferFailure.network("the response ended at byte \(state.bytesOnDisk) of \(total)")
+        let (fd, bytesOnDisk) = try state.withLock { state throws -> (Int32, UInt64) in
+            // Every byte is written: from here the file is this call's, and `stop()` has nothing left to close.
+            let fd = state.fd
+            state.fd = -1
+            do {
+                if let failure = state.failure { throw failure }
+                if state.stopped { throw TransferFailure.cancelled }
+                // A response may end cleanly yet short (a capped range): retried from the new offset.
+                if let total = state.expectedTotal, !state.alreadyComplete, state.bytesOnDisk != UInt64(max(total, 0)) {
+                    throw TransferFailure.network("the response ended at byte \(state.bytesOnDisk) of \(total)")
+                }
+            } catch {
+                if fd >= 0 { Glibc.close(fd) }
+                throw error
             }
-            if state.fd >= 0, fsync(state.fd) != 0 {
-                throw TransferFailure.fromErrno(errno, path: partialPath)
-            }
-            return DownloadOutcome(bytesOnDisk: state.bytesOnDisk)
+            return (fd, state.bytesOnDisk)
         }
+        guard fd >= 0 else { return DownloadOutcome(bytesOnDisk: bytesOnDisk) }
+        defer { Glibc.close(fd) }
+        // Outside the lock, so that a Suspend meanwhile does not wait for the disk.
+        if fsync(fd) != 0 { throw TransferFailure.fromErrno(errno, path: partialPath) }
+        return DownloadOutcome(bytesOnDisk: bytesOnDisk)
     }
 }
 
