@@ -35,14 +35,14 @@ let package = Package(
             pkgConfig: "libgcrypt",
             providers: [.apt(["libgcrypt20-dev"])]
         ),
-        // glibc's malloc_trim, for an idle hauld to give freed memory back.
-        .systemLibrary(name: "CGlibcMalloc"),
+        // glibc's malloc_trim (an idle hauld gives freed memory back) and sync_file_range (downloads' write-out).
+        .systemLibrary(name: "CGlibcExtras"),
         .target(name: "DBusKit", dependencies: ["CDBus"]),
         .target(name: "HaulCore"),
         .target(
             name: "HaulTransfer",
             dependencies: [
-                "CGcrypt", "HaulCore",
+                "CGcrypt", "CGlibcExtras", "HaulCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "HaulService",
             dependencies: [
-                "CGlibcMalloc", "DBusKit", "HaulCore", "HaulTransfer",
+                "CGlibcExtras", "DBusKit", "HaulCore", "HaulTransfer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

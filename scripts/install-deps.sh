@@ -22,7 +22,7 @@ if [ "$mode" = test ]; then
   )
 fi
 if [ "$mode" = bench ]; then
-  # nginx serves the bench's files (without it, the bench falls back to the test server and python3).
+  # nginx serves the bench's files (haul-bench run by hand without it uses the test server and python3).
   required+=(
     "curl:curl"
     "/usr/sbin/nginx:nginx"

@@ -35,14 +35,7 @@ extension Bench {
         _ = try await client.completions(of: tasks, allowing: "org.haul.Haul1.Error.Cancelled")
         try await client.forget(tasks)
         try workspace.clearDownloads()
-        let figures = ControlFigures(
-            tasksInFlight: count, samples: suspends.count,
-            suspendMilliseconds: suspends, resumeMilliseconds: resumes,
-            suspendP50Milliseconds: Statistics.percentile(suspends, 0.5),
-            suspendP99Milliseconds: Statistics.percentile(suspends, 0.99),
-            resumeP50Milliseconds: Statistics.percentile(resumes, 0.5),
-            resumeP99Milliseconds: Statistics.percentile(resumes, 0.99)
-        )
+        let figures = ControlFigures(tasksInFlight: count, suspend: Latencies(suspends), resume: Latencies(resumes))
         return (figures, load)
     }
 

@@ -26,12 +26,7 @@ extension Bench {
         }
         return IndicatorFigures(
             activationDelaySeconds: Self.activationDelay, completionDelaySeconds: Self.completionDelay,
-            repetitions: activation.count,
-            activationErrorMilliseconds: activation, completionErrorMilliseconds: completion,
-            activationErrorP50Milliseconds: Statistics.percentile(activation, 0.5),
-            activationErrorP99Milliseconds: Statistics.percentile(activation.map(abs), 0.99),
-            completionErrorP50Milliseconds: Statistics.percentile(completion, 0.5),
-            completionErrorP99Milliseconds: Statistics.percentile(completion.map(abs), 0.99)
+            activationError: Latencies(activation), completionError: Latencies(completion)
         )
     }
 

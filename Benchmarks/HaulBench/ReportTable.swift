@@ -87,11 +87,11 @@ enum ReportTable {
             rows += [
                 Row(
                     figure: "Suspend round trip p50 / p99, \(control.tasksInFlight) in flight",
-                    hauld: milliseconds(control.suspendP50Milliseconds, control.suspendP99Milliseconds)
+                    hauld: milliseconds(control.suspend)
                 ),
                 Row(
                     figure: "Resume round trip p50 / p99, \(control.tasksInFlight) in flight",
-                    hauld: milliseconds(control.resumeP50Milliseconds, control.resumeP99Milliseconds)
+                    hauld: milliseconds(control.resume)
                 ),
             ]
         }
@@ -100,14 +100,12 @@ enum ReportTable {
                 Row(
                     figure: String(
                         format: "Indicator activation (%.2f s) error p50 / p99", indicator.activationDelaySeconds),
-                    hauld: milliseconds(
-                        indicator.activationErrorP50Milliseconds, indicator.activationErrorP99Milliseconds)
+                    hauld: milliseconds(indicator.activationError)
                 ),
                 Row(
                     figure: String(
                         format: "Indicator completion (%.2f s) error p50 / p99", indicator.completionDelaySeconds),
-                    hauld: milliseconds(
-                        indicator.completionErrorP50Milliseconds, indicator.completionErrorP99Milliseconds)
+                    hauld: milliseconds(indicator.completionError)
                 ),
             ]
         }
@@ -166,8 +164,8 @@ enum ReportTable {
 
     private static func seconds(_ value: Double) -> String { String(format: "%.2f s", value) }
     private static func ratio(_ value: Double) -> String { String(format: "%.2f", value) }
-    private static func milliseconds(_ p50: Double, _ p99: Double) -> String {
-        String(format: "%.1f / %.1f ms", p50, p99)
+    private static func milliseconds(_ latencies: Latencies) -> String {
+        String(format: "%.1f / %.1f ms", latencies.p50, latencies.p99)
     }
 }
 

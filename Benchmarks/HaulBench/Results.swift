@@ -92,28 +92,32 @@ struct BusLoadFigures: Codable, Sendable {
     var maxTaskPropertySignalsInOneSecond: Int
 }
 
+/// Repeated timings in milliseconds, with their median and 99th percentile.
+struct Latencies: Codable, Sendable {
+    var milliseconds: [Double]
+    var p50: Double
+    /// Of the absolute values: an error is as bad early as late.
+    var p99: Double
+
+    init(_ milliseconds: [Double]) {
+        self.milliseconds = milliseconds
+        p50 = Statistics.percentile(milliseconds, 0.5)
+        p99 = Statistics.percentile(milliseconds.map(abs), 0.99)
+    }
+}
+
 struct ControlFigures: Codable, Sendable {
     var tasksInFlight: Int
-    var samples: Int
-    var suspendMilliseconds: [Double]
-    var resumeMilliseconds: [Double]
-    var suspendP50Milliseconds: Double
-    var suspendP99Milliseconds: Double
-    var resumeP50Milliseconds: Double
-    var resumeP99Milliseconds: Double
+    var suspend: Latencies
+    var resume: Latencies
 }
 
 struct IndicatorFigures: Codable, Sendable {
     var activationDelaySeconds: Double
     var completionDelaySeconds: Double
-    var repetitions: Int
     /// Measured delay minus configured delay, per repetition.
-    var activationErrorMilliseconds: [Double]
-    var completionErrorMilliseconds: [Double]
-    var activationErrorP50Milliseconds: Double
-    var activationErrorP99Milliseconds: Double
-    var completionErrorP50Milliseconds: Double
-    var completionErrorP99Milliseconds: Double
+    var activationError: Latencies
+    var completionError: Latencies
 }
 
 struct IdleFigures: Codable, Sendable {

@@ -7,6 +7,13 @@ enum Targets {
         func add(_ target: String, _ measured: String, _ met: Bool) {
             checks.append(TargetCheck(target: target, measured: measured, met: met))
         }
+        /// Two series of timings, each of whose 99th percentile must stay within `limit` milliseconds.
+        func addP99(_ target: String, _ first: (String, Latencies), _ second: (String, Latencies), _ limit: Double) {
+            add(
+                target, "\(first.0) \(format(first.1.p99)) ms, \(second.0) \(format(second.1.p99)) ms",
+                max(first.1.p99, second.1.p99) <= limit
+            )
+        }
         if let single = results.singleDownload?.rounds, let bytes = results.singleDownload?.bytes {
             let throughput = 1 / single.wallRatio
             add(
@@ -56,21 +63,12 @@ enum Targets {
             )
         }
         if let control = results.control {
-            let worst = max(control.suspendP99Milliseconds, control.resumeP99Milliseconds)
-            add(
-                "Suspend/Resume p99 ≤ 10 ms under load",
-                "Suspend \(format(control.suspendP99Milliseconds)) ms, "
-                    + "Resume \(format(control.resumeP99Milliseconds)) ms",
-                worst <= 10
-            )
+            addP99("Suspend/Resume p99 ≤ 10 ms under load", ("Suspend", control.suspend), ("Resume", control.resume), 10)
         }
         if let indicator = results.indicator {
-            let worst = max(indicator.activationErrorP99Milliseconds, indicator.completionErrorP99Milliseconds)
-            add(
-                "indicator delays within 20 ms p99",
-                "activation \(format(indicator.activationErrorP99Milliseconds)) ms, "
-                    + "completion \(format(indicator.completionErrorP99Milliseconds)) ms",
-                worst <= 20
+            addP99(
+                "indicator delays within 20 ms p99", ("activation", indicator.activationError),
+                ("completion", indicator.completionError), 20
             )
         }
         return checks

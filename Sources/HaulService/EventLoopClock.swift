@@ -23,18 +23,9 @@ public struct EventLoopClock: Clock {
     /// Throws `CancellationError` as soon as the task is cancelled, like `Task.sleep`.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
-        let delay = now.duration(to: deadline)
-        let nanoseconds: Int64
-        if delay <= .zero {
-            nanoseconds = 0
-        } else if delay >= .nanoseconds(Int64.max) {
-            nanoseconds = .max  // 292 years: as good as never
-        } else {
-            // Below Int64.max nanoseconds, so neither the product nor the sum overflows.
-            nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        }
+        // TimeAmount clamps a delay beyond Int64.max nanoseconds (292 years); one in the past runs at once.
         // Scheduled before the handler is installed, so that a cancellation that comes first still finds it.
-        let wakeUp = MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .nanoseconds(nanoseconds)) {}
+        let wakeUp = MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: TimeAmount(now.duration(to: deadline))) {}
         do {
             try await withTaskCancellationHandler {
                 try await wakeUp.futureResult.get()

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 public import HaulCore
 import NIOPosix
@@ -27,12 +26,10 @@ public enum DownloadCompletion {
         let outcome: Result<Void, TransferFailure>
         do {
             outcome = try await NIOThreadPool.singleton.runIfActive(check)
-        } catch is CancellationError {
-            // Suspended or stopped while waiting for a pool thread: the file stays for the next attempt.
-            throw .cancelled
         } catch {
-            // Only a pool that was shut down refuses work, and the singleton never is.
-            outcome = check()
+            // Suspended or stopped while waiting for a pool thread (a shut-down pool, the only other refusal, never
+            // happens to the singleton): the file stays for the next attempt.
+            throw .cancelled
         }
         try outcome.get()
     }

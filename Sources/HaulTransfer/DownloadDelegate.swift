@@ -1,5 +1,4 @@
 import AsyncHTTPClient
-import FoundationEssentials
 import Glibc
 import HaulCore
 import NIOCore

@@ -1,5 +1,4 @@
-import FoundationEssentials
-import Glibc
+import CGlibcExtras
 
 /// Hands a download's bytes to the disk while it runs, so that the `fsync` before the rename has little left to do.
 ///
@@ -13,18 +12,6 @@ enum Writeback {
 
     static func start(fd: Int32, from start: UInt64, to end: UInt64) {
         // Best effort: should it fail, the final fsync writes everything anyway.
-        _ = syncFileRange?(fd, Int64(start), Int64(end - start), syncFileRangeWrite)
+        _ = sync_file_range(fd, Int64(start), Int64(end - start), HAUL_SYNC_FILE_RANGE_WRITE)
     }
-
-    private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
-
-    /// `SYNC_FILE_RANGE_WRITE` from `<fcntl.h>`.
-    private static let syncFileRangeWrite: UInt32 = 2
-
-    /// `sync_file_range(2)`, which Swift's Glibc module leaves out (it is declared only under `_GNU_SOURCE`), looked up
-    /// in the C library once. nil where it does not exist.
-    private static let syncFileRange: SyncFileRange? = {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "sync_file_range") else { return nil }
-        return unsafeBitCast(symbol, to: SyncFileRange.self)
-    }()
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import HaulCore
 import Logging
 
 /// Writes one line per message to stderr. Under systemd (`JOURNAL_STREAM` set) each line starts with its
@@ -33,15 +34,9 @@ struct StderrLogHandler: LogHandler {
         Self.write(line)
     }
 
-    /// The whole line in as few `write(2)`s as the pipe takes, so that lines of two threads do not interleave.
+    /// The whole line in one call where the pipe takes it; a failure (stderr gone) has nobody left to tell.
     static func write(_ line: String) {
-        var bytes = Array(line.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }  // stderr is gone: nothing else to tell
-            bytes = bytes.dropFirst(written)
-        }
+        _ = Array(line.utf8).withUnsafeBytes { AtomicFile.writeAll($0, to: STDERR_FILENO) }
     }
 
     /// syslog priorities of RFC 5424, as sd-daemon(3) reads them.

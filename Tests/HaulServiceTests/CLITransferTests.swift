@@ -109,7 +109,9 @@ import Testing
         let target = bus.directory.appendingPathComponent("restart.bin").path
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
         let started = try await Command.run(
-            Command.built("haul"), ["get", server.url("/gen/2m?seed=36&throttle=1000000"), "-o", target, "--detach"],
+            // The server pauses 5 s after 100,000 bytes: hauld is killed mid-transfer however loaded the machine.
+            Command.built("haul"),
+            ["get", server.url("/gen/2m?seed=36&stall-after=100000&stall-seconds=5"), "-o", target, "--detach"],
             environment: bus.environment
         )
         #expect(started.status == 0)

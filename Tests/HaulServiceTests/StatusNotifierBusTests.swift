@@ -16,6 +16,8 @@ import Testing
                 // As KDE's own items do: the service is the registering connection's unique name.
                 let service = registration.sender
                 #expect(registration.arguments == [.string(service)])
+                // The helper the negative test relies on finds the item where it is.
+                #expect(try await Self.hauldConnectionsServingAnItem(f) == [service])
                 func property(_ name: String) async throws -> DBusValue {
                     try await f.client.property(
                         destination: service, path: Self.item, interface: Self.interface, name: name

@@ -86,7 +86,7 @@ public enum AtomicFile: Sendable {
     }
 
     /// Writes the whole buffer, resuming after short writes and EINTR; returns the errno of a failure.
-    private static func writeAll(_ buffer: UnsafeRawBufferPointer, to fd: Int32) -> Int32? {
+    package static func writeAll(_ buffer: UnsafeRawBufferPointer, to fd: Int32) -> Int32? {
         var offset = 0
         while offset < buffer.count {
             let written = posixWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)

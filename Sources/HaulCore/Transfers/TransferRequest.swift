@@ -59,12 +59,17 @@ public struct LocalPath: Equatable, Sendable, CustomStringConvertible {
     /// lexically.
     static func normalized(_ path: String) -> String {
         if let resolved = realPath(path) { return resolved }
-        let slash = path.lastIndex(of: "/")!  // the path is absolute
-        let name = path[path.index(after: slash)...]
-        if name != ".", name != "..", let folder = realPath(slash == path.startIndex ? "/" : String(path[..<slash])) {
-            return (folder == "/" ? "" : folder) + "/" + name
+        let (folder, name) = split(path)
+        if name != ".", name != "..", let resolved = realPath(folder) {
+            return (resolved == "/" ? "" : resolved) + "/" + name
         }
         return lexicallyNormalized(path)
+    }
+
+    /// An absolute path's folder (`/` for a file at the root) and last component.
+    private static func split(_ path: String) -> (folder: String, name: Substring) {
+        let slash = path.lastIndex(of: "/") ?? path.startIndex
+        return (slash == path.startIndex ? "/" : String(path[..<slash]), path[path.index(after: slash)...])
     }
 
     private static func realPath(_ path: String) -> String? {
@@ -83,10 +88,7 @@ public struct LocalPath: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The folder holding the file: what the destination's checks look at.
-    public var folder: String {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-        return String(path[..<slash])
-    }
+    public var folder: String { Self.split(path).folder }
 }
 
 /// Options of `DownloadWithOptions` (SPEC §4).

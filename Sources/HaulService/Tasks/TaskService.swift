@@ -1,4 +1,4 @@
-import CGlibcMalloc
+import CGlibcExtras
 import DBusKit
 import FoundationEssentials
 import Glibc

@@ -82,12 +82,13 @@ public struct JobViewBook: Sendable {
             if task == nil { views[path] = nil }
             return []
         case .open(let view, let sent, let progressSentAt)?:
-            if let task, task.isUnfinished, now < progressSentAt + Self.progressInterval,
-                JobViewHints.update(for: task).allSatisfy({ sent[$0.key] == $0.value || JobViewHints.isProgress($0.key) })
+            let hints = task.map(JobViewHints.update(for:))
+            if let task, let hints, task.isUnfinished, now < progressSentAt + Self.progressInterval,
+                hints.allSatisfy({ sent[$0.key] == $0.value || JobViewHints.isProgress($0.key) })
             {
                 return []  // only progress changed, and it went out a moment ago: the next update carries it
             }
-            return send(task, to: view, of: path, after: sent, sentAt: progressSentAt, now: now)
+            return send(task, hints, to: view, of: path, after: sent, sentAt: progressSentAt, now: now)
         }
     }
 
@@ -102,7 +103,7 @@ public struct JobViewBook: Sendable {
             // No one will fill it (the task went away, or hauld is stopping): end it quietly.
             return [.terminate(view: view, errorCode: KDEJobView.ErrorCode.userCanceled, errorMessage: "")]
         }
-        return send(task, to: view, of: path, after: [:], sentAt: now, now: now)
+        return send(task, task.map(JobViewHints.update(for:)), to: view, of: path, after: [:], sentAt: now, now: now)
     }
 
     /// `server`'s `requestView` failed: the task goes without a view until a new owner comes.
@@ -117,16 +118,16 @@ public struct JobViewBook: Sendable {
         return [.control(task: open.task, method: method)]
     }
 
-    /// The last update (only what changed) and, once the task has completed or gone, `terminate`. `sentAt` is
-    /// when the view last got an update.
+    /// The last update (only what changed in `hints`, the task's `JobViewHints.update`) and, once the task has
+    /// completed or gone, `terminate`. `sentAt` is when the view last got an update.
     private mutating func send(
-        _ task: TaskSnapshot?, to view: ObjectPath, of path: ObjectPath, after sent: [String: DBusValue],
-        sentAt: Instant, now: Instant
+        _ task: TaskSnapshot?, _ hints: [String: DBusValue]?, to view: ObjectPath, of path: ObjectPath,
+        after sent: [String: DBusValue], sentAt: Instant, now: Instant
     ) -> [Action] {
         var actions: [Action] = []
         var all = sent
-        if let task {
-            all = JobViewHints.update(for: task)
+        if let hints {
+            all = hints
             let changed = all.filter { sent[$0.key] != $0.value }
             if !changed.isEmpty { actions.append(.update(view: view, properties: changed)) }
         }

@@ -1,0 +1,7 @@
+// glibc functions that Swift's Glibc module leaves out.
+#include <malloc.h>
+#include <stdint.h>
+
+// <fcntl.h> declares these only under _GNU_SOURCE, which the Glibc module is built without.
+int sync_file_range(int fd, int64_t offset, int64_t nbytes, unsigned int flags);
+static const unsigned int HAUL_SYNC_FILE_RANGE_WRITE = 2;
