@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(
             name: "HaulServiceTests",
-            dependencies: ["HaulService", "HaulCore", "DBusKit", "HaulTestSupport"]
+            dependencies: ["HaulService", "HaulCore", "HaulTransfer", "DBusKit", "HaulTestSupport"]
         ),
     ]
 )

@@ -5,3 +5,6 @@
 // <fcntl.h> declares these only under _GNU_SOURCE, which the Glibc module is built without.
 int sync_file_range(int fd, int64_t offset, int64_t nbytes, unsigned int flags);
 static const unsigned int HAUL_SYNC_FILE_RANGE_WRITE = 2;
+int fallocate(int fd, int mode, int64_t offset, int64_t len);
+// <linux/falloc.h>: allocate without changing the file's size.
+static const int HAUL_FALLOC_FL_KEEP_SIZE = 1;

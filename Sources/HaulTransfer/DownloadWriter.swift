@@ -63,12 +63,12 @@ final class DownloadWriter: ResponseSink {
             switch decision {
             case .writeFromStart(let total):
                 state.expectedTotal = total
-                return state.open(partialPath, truncate: true, offset: 0).map {
+                return state.open(partialPath, truncate: true, offset: 0, total: total).map {
                     DownloadHead(status: status, headers: headers, offset: 0, expectedTotal: total)
                 }
             case .append(let offset, let total):
                 state.expectedTotal = total
-                return state.open(partialPath, truncate: false, offset: offset).map {
+                return state.open(partialPath, truncate: false, offset: offset, total: total).map {
                     DownloadHead(status: status, headers: headers, offset: offset, expectedTotal: total)
                 }
             case .alreadyComplete:
@@ -133,13 +133,19 @@ final class DownloadWriter: ResponseSink {
 }
 
 extension DownloadWriter.State {
-    mutating func open(_ path: String, truncate: Bool, offset: Int64) -> Result<Void, TransferFailure> {
+    mutating func open(_ path: String, truncate: Bool, offset: Int64, total: Int64?) -> Result<Void, TransferFailure> {
         closeFile()
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0o644)
         guard descriptor >= 0 else { return .failure(.fromErrno(errno, path: path)) }
         // The partial file may hold more than the server resumed from (a write cut short): drop the tail.
         guard ftruncate(descriptor, off_t(offset)) == 0, lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
             let failure = TransferFailure.fromErrno(errno, path: path)
+            Glibc.close(descriptor)
+            return .failure(failure)
+        }
+        if let total, let failure = Preallocation.reserve(
+            fd: descriptor, from: offset, to: total, keepingSize: true, path: path
+        ) {
             Glibc.close(descriptor)
             return .failure(failure)
         }

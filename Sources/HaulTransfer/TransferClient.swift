@@ -20,8 +20,8 @@ public final class TransferClient: Sendable {
         /// The longest a response may stay silent before the attempt fails as a stall (retried).
         public var readTimeout: Duration = .seconds(30)
         public var connectTimeout: Duration = .seconds(15)
-        /// Connections per host; there is no global limit.
-        public var connectionsPerHost = 8
+        /// Connections per host; there is no global limit. Room for one task's 16 segments and a few others.
+        public var connectionsPerHost = 20
         /// Proxies, usually from the environment; none by default.
         public var proxies = ProxySettings.none
         /// The CA certificates https trusts, usually the system's (``TrustStore/resolve(environment:isFile:isDirectory:)``).
@@ -118,6 +118,34 @@ public final class TransferClient: Sendable {
             }
         }
         throw Self.tooManyRedirects
+    }
+
+    /// GETs `url` into `partialPath` over up to `connections` connections, continuing `plan` (made under
+    /// `validator`) or starting from zero when there is none.
+    public func download(
+        url: URL, partialPath: String, connections: Int, plan: SegmentPlan?, validator: ResumeValidator?,
+        headers: [String: String], onHead: @escaping @Sendable (DownloadHead) -> Void,
+        onProgress: @escaping @Sendable (UInt64) -> Void, onPlan: @escaping @Sendable (SegmentPlan) -> Void
+    ) async throws(TransferFailure) -> DownloadOutcome {
+        let origin = try Self.validated(url)
+        let download = SegmentedDownload(
+            url: origin, partialPath: partialPath, connections: connections, headers: headers,
+            observer: .init(head: onHead, progress: onProgress, plan: onPlan),
+            exchange: { [self] url, range, writer throws(TransferFailure) in
+                var hop = url
+                for _ in 0...Redirect.maximumHops {
+                    let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers) + range
+                    let response = try await exchange(.GET, hop, headers: requestHeaders, body: nil, sink: writer) {
+                        writer.stop()
+                    }
+                    guard case .redirect(let status, let location) = response else { return response }
+                    writer.clearRedirect()
+                    hop = try Redirect.target(status: status, location: location, from: hop).url
+                }
+                throw Self.tooManyRedirects
+            }
+        )
+        return try await download.run(plan: plan, validator: validator)
     }
 
     /// Sends the file at `path` with PUT or POST, streamed from disk; redirects other than 303 get the body again.

@@ -34,3 +34,19 @@ import Testing
         }
     }
 }
+
+extension ConnectionFailureTests {
+    /// https to a server that speaks plain http: the handshake fails, said as such, and the attempt ends at once.
+    @Test func aFailedHandshakeIsNamed() async throws {
+        try await TransferFixture.with { f throws in
+            let url = "https://127.0.0.1:\(f.server.port)/gen/1k"
+            let reply = try await f.managerCall(
+                "DownloadWithOptions", [.string(url), .string(f.file("tls.bin")), .vardict(["max-retries": .uint32(0)])]
+            )
+            let task = try #require(reply.first?.objectPathValue)
+            try await f.wait(task, until: "completed", timeout: .seconds(10))
+            let message = try await f.property(task, "ErrorMessage").stringValue ?? ""
+            #expect(message.hasPrefix("the TLS handshake with 127.0.0.1:\(f.server.port) failed"), "\(message)")
+        }
+    }
+}

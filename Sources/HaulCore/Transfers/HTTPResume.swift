@@ -188,7 +188,7 @@ public enum HTTPResume {
     }
 
     /// `bytes a-b/total` or `bytes a-b/*`, with `a ≤ b < total`.
-    private static func parseContentRange(_ value: String) -> (first: Int64, total: Int64?)? {
+    public static func parseContentRange(_ value: String) -> (first: Int64, total: Int64?)? {
         guard let (range, total) = splitContentRange(value) else { return nil }
         let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
         guard bounds.count == 2, let first = parseNonNegative(bounds[0]), let last = parseNonNegative(bounds[1]),
