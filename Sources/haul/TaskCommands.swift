@@ -115,7 +115,10 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Follow one task, or every running task, until completion (Ctrl-C stops watching).",
-        discussion: "With one task, exits 0 when it succeeded and 1 when it failed."
+        discussion: """
+            With one task, exits 0 when it succeeded, 1 when it failed, 2 when it was cancelled and 69 when hauld \
+            left the bus meanwhile.
+            """
     )
 
     @Argument(help: "A task number (default: every running task).")
@@ -133,9 +136,7 @@ struct WatchCommand: AsyncParsableCommand {
             case .detached:
                 throw ExitCode(130)
             case .finished(let tasks):
-                if id != nil, let task = tasks.first, !task.succeeded {
-                    throw CLIFailure.taskFailed("task \(task.id) failed: \(task.errorMessage) (\(task.errorName))")
-                }
+                if id != nil, let task = tasks.first { try task.throwUnlessSucceeded() }
             }
         }
     }
