@@ -61,7 +61,8 @@ struct TaskWatcher {
                 if owner.isEmpty {
                     throw CLIFailure.unreachable(Self.hauldLeft(following: watched.values.filter { !$0.isCompleted }))
                 }
-                // Another hauld took the name over; it restored the tasks, maybe finishing some before it took it.
+                // hauld came: D-Bus activated it for our first call, say. It restored the tasks, maybe finishing some
+                // before it took the name.
                 for watchedPath in Array(watched.keys) {
                     watched[watchedPath] = (try? await client.task(watchedPath)) ?? watched[watchedPath]
                 }

@@ -117,4 +117,29 @@ import Testing
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == expected)
         _ = await second.stop()
     }
+
+    @Test func getSaysSoWhenTheSessionBusGoesAway() async throws {
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        // Outside the bus's folder, which goes with the bus.
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("haul-get-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let hauld = try await HauldProcess(bus: bus)
+        let get = try CommandWithOutputFile.start(
+            Command.built("haul"),
+            ["get", server.url("/gen/2m?seed=57&stall-after=100000&stall-seconds=5"), "-o", bus.directory.path + "/x"],
+            environment: bus.environment, output: output
+        )
+        #expect(try await get.waitForLines(1))
+        bus.stop()
+        let result = await get.finish()
+        #expect(result.status == 69)
+        // Whichever goes first as the bus closes its connections: hauld's name, or haul's own connection.
+        let hauldLeft = "haul: hauld left the bus while following task 1; the task is saved"
+        let busLost = "haul: the connection to the session bus was lost while following task 1; the task is saved"
+        #expect(result.stderr.hasPrefix(hauldLeft) || result.stderr.hasPrefix(busLost), "\(result.stderr)")
+        _ = await hauld.stop()
+    }
 }
