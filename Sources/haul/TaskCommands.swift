@@ -3,7 +3,14 @@ import DBusKit
 import Foundation
 
 struct ListCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List transfers.")
+    static let configuration = CommandConfiguration(
+        commandName: "ls", abstract: "List transfers.",
+        discussion: """
+            A finished transfer shows as completed, failed (with its error, cut to one line) or cancelled. With \
+            --json, "state" is the task's State on the bus (completed for all three) and "outcome" is succeeded, \
+            failed or cancelled (empty while the transfer is unfinished).
+            """
+    )
 
     @Flag(help: "One JSON object per task, one per line.")
     var json = false

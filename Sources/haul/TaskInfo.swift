@@ -62,7 +62,15 @@ struct TaskInfo {
         let speed = state == "running" ? "\(Bytes.format(rate))/s" : ""
         let arrow = isDownload ? "\(url) → \(file)" : "\(file) → \(url)"
         let failure = outcome == .failed ? "  (\(errorName.split(separator: ".").last ?? ""): \(shortMessage))" : ""
-        return String(format: "%4u  %-10@ %@  %19@  %11@  %@%@", id, shownState, progress, size, speed, arrow, failure)
+        // Padded here: swift-corelibs-foundation ignores the width of `%@`.
+        let columns = [pad(shownState, 10), progress, " " + pad(size, -19), " " + pad(speed, -11), " " + arrow]
+        return String(format: "%4u  ", id) + columns.joined(separator: " ") + failure
+    }
+
+    /// `text` padded with spaces to `width` characters: after it, or before it for a negative width.
+    private func pad(_ text: String, _ width: Int) -> String {
+        let fill = String(repeating: " ", count: max(0, abs(width) - text.count))
+        return width < 0 ? fill + text : text + fill
     }
 
     /// The error message cut to one short line for `ls` (`watch` and `--json` give it whole).

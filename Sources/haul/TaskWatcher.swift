@@ -18,7 +18,7 @@ struct TaskWatcher {
     }
 
     /// Returns the tasks' final states once all of the given (or all running) tasks have completed. Throws
-    /// ``CLIFailure/unreachable(_:)`` when hauld leaves the bus meanwhile.
+    /// ``CLIFailure/unreachable(_:)`` when hauld leaves the bus meanwhile, or haul's own connection to it is lost.
     func watch(_ paths: [ObjectPath]?) async throws -> [TaskInfo] {
         let changes = try await client.taskChanges()
         var watched: [ObjectPath: TaskInfo] = [:]
@@ -61,8 +61,8 @@ struct TaskWatcher {
                 if owner.isEmpty {
                     throw CLIFailure.unreachable(Self.hauldLeft(following: watched.values.filter { !$0.isCompleted }))
                 }
-                // hauld came: D-Bus activated it for our first call, say. It restored the tasks, maybe finishing some
-                // before it took the name.
+                // hauld took the name (D-Bus activated it for our first call, say). It restored the tasks, maybe
+                // finishing some before it took the name: read them again.
                 for watchedPath in Array(watched.keys) {
                     watched[watchedPath] = (try? await client.task(watchedPath)) ?? watched[watchedPath]
                 }

@@ -20,7 +20,8 @@ public struct ResumeValidator: Sendable, Codable, Equatable {
     }
 
     /// The validator of a response: its first `ETag` and `Last-Modified` headers (names in any case; empty values
-    /// ignored), the date strong when the response's `Date` is at least a second later.
+    /// ignored), the date strong when the response's `Date` is at least a second later. `now` places an RFC 850
+    /// two-digit year.
     public init(headers: [(String, String)], now: Date = Date()) {
         let lastModified = HTTPResume.headerValue("Last-Modified", in: headers)
         // The year to within a day (mean Gregorian years): enough to place an RFC 850 two-digit year.
