@@ -59,6 +59,8 @@ Validators
     /gen:   ETag "gen-<size>-<seed>", Last-Modified 2001-01-01T00:00:00Z + seed seconds.
     files:  ETag "file-<size>-<mtime in ns>", Last-Modified = mtime.
     With etag-changes=1 both gain a per-request counter, so they differ on every request.
+    With no-etag=1 no ETag is sent. With date=last-modified the Date header equals Last-Modified, which
+    makes that date a weak validator (RFC 9110 §8.8.2.2); otherwise Date is the time of the response.
     Range: bytes=N-, bytes=N-M, bytes=-SUFFIX -> 206 + Content-Range; N >= size -> 416 with
     `Content-Range: bytes */size`; malformed or multiple ranges -> 200 with the whole body.
     If-Range equal to the current ETag (strong) or Last-Modified -> Range honoured, otherwise 200.
@@ -683,9 +685,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         no_length = self.param("no-length") == "1"
         plan = self.body_plan() if self.command == "GET" else None
         self.record_status(status, complete=self.command == "HEAD" or end == start)
-        self.send_response(status)
+        if self.param("date") == "last-modified":  # see Validators in the header
+            self.log_request(status)
+            self.send_response_only(status)
+            self.send_header("Date", last_modified)
+        else:
+            self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("ETag", etag)
+        if self.param("no-etag") != "1":
+            self.send_header("ETag", etag)
         self.send_header("Last-Modified", last_modified)
         accept_ranges = self.param("accept-ranges", str, None if ignore_range else "bytes")
         if accept_ranges:

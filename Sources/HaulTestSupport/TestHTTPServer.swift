@@ -19,6 +19,7 @@ import Synchronization
 /// Faults: `throttle`, `reset-after`(+`reset-times`, `reset-delay`), `close-after`(+`close-times`),
 /// `stall-after`(+`stall-seconds`, `stall-times`), `fail`(+`fail-times`, `retry-after`), `status`, `delay`,
 /// `ignore-range`, `etag-changes`, `chunked`, `no-length`, `id` (only makes the request target unique).
+/// Validators: `no-etag=1` sends no ETag; `date=last-modified` sends a `Date` equal to `Last-Modified`, a weak date.
 /// Always use `url(_:)`: the server listens on 127.0.0.1 only (not on `localhost`'s ::1).
 public final class TestHTTPServer: Sendable {
     /// The port on 127.0.0.1.

@@ -59,6 +59,7 @@ enum CLIFailure: Error, CustomStringConvertible {
     case unreachable(String)
     case refused(String)
     case taskFailed(String)
+    case taskCancelled(String)
 
     static let unreachableNames: Set<String> = [
         "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
@@ -80,7 +81,8 @@ enum CLIFailure: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .unreachable(let message), .refused(let message), .taskFailed(let message): message
+        case .unreachable(let message), .refused(let message), .taskFailed(let message), .taskCancelled(let message):
+            message
         }
     }
 
@@ -88,6 +90,7 @@ enum CLIFailure: Error, CustomStringConvertible {
         switch self {
         case .unreachable: ExitCode(69)  // EX_UNAVAILABLE
         case .refused, .taskFailed: .failure
+        case .taskCancelled: ExitCode(2)
         }
     }
 }

@@ -3,7 +3,14 @@ import DBusKit
 import Foundation
 
 struct ListCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List transfers.")
+    static let configuration = CommandConfiguration(
+        commandName: "ls", abstract: "List transfers.",
+        discussion: """
+            A finished transfer shows as completed, failed (with its error, cut to one line) or cancelled. With \
+            --json, "state" is the task's State on the bus (completed for all three) and "outcome" is succeeded, \
+            failed or cancelled (empty while the transfer is unfinished).
+            """
+    )
 
     @Flag(help: "One JSON object per task, one per line.")
     var json = false
@@ -115,7 +122,10 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Follow one task, or every running task, until completion (Ctrl-C stops watching).",
-        discussion: "With one task, exits 0 when it succeeded and 1 when it failed."
+        discussion: """
+            With one task, exits 0 when it succeeded, 1 when it failed, 2 when it was cancelled and 69 when hauld \
+            left the bus meanwhile.
+            """
     )
 
     @Argument(help: "A task number (default: every running task).")
@@ -133,9 +143,7 @@ struct WatchCommand: AsyncParsableCommand {
             case .detached:
                 throw ExitCode(130)
             case .finished(let tasks):
-                if id != nil, let task = tasks.first, !task.succeeded {
-                    throw CLIFailure.taskFailed("task \(task.id) failed: \(task.errorMessage) (\(task.errorName))")
-                }
+                if id != nil, let task = tasks.first { try task.throwUnlessSucceeded() }
             }
         }
     }

@@ -17,7 +17,8 @@ struct TaskWatcher {
         self.json = json
     }
 
-    /// Returns the tasks' final states once all of the given (or all running) tasks have completed.
+    /// Returns the tasks' final states once all of the given (or all running) tasks have completed. Throws
+    /// ``CLIFailure/unreachable(_:)`` when hauld leaves the bus meanwhile, or haul's own connection to it is lost.
     func watch(_ paths: [ObjectPath]?) async throws -> [TaskInfo] {
         let changes = try await client.taskChanges()
         var watched: [ObjectPath: TaskInfo] = [:]
@@ -56,11 +57,12 @@ struct TaskWatcher {
             guard let path = message.path else { continue }
             if message.member == "NameOwnerChanged" {
                 let owner = message.body.count == 3 ? message.body[2].stringValue ?? "" : ""
+                // Stopped or crashed: waiting would last until someone starts it again, maybe forever.
                 if owner.isEmpty {
-                    FileHandle.standardError.write(Data("haul: hauld left the bus; waiting for it to come back\n".utf8))
-                    continue
+                    throw CLIFailure.unreachable(Self.hauldLeft(following: watched.values.filter { !$0.isCompleted }))
                 }
-                // A restarted hauld restored the tasks, maybe finishing some before it took the name.
+                // hauld took the name (D-Bus activated it for our first call, say). It restored the tasks, maybe
+                // finishing some before it took the name: read them again.
                 for watchedPath in Array(watched.keys) {
                     watched[watchedPath] = (try? await client.task(watchedPath)) ?? watched[watchedPath]
                 }
@@ -76,6 +78,30 @@ struct TaskWatcher {
             }
             if watched.values.allSatisfy(\.isCompleted) { break }
         }
+        let unfinished = watched.values.filter { !$0.isCompleted }
+        // The stream ends early only when the connection to the bus is lost.
+        if !unfinished.isEmpty { throw CLIFailure.unreachable(Self.busLost(following: unfinished)) }
         return Array(watched.values)
+    }
+
+    /// What haul says when hauld leaves the bus. Tasks are saved on every state change and a stopped (even killed)
+    /// hauld restores them when it starts again, which a call such as `haul watch` does where D-Bus activates it.
+    static func hauldLeft(following tasks: [TaskInfo]) -> String {
+        "hauld left the bus while following \(saved(tasks))"
+    }
+
+    static func busLost(following tasks: [TaskInfo]) -> String {
+        "the connection to the session bus was lost while following \(saved(tasks))"
+    }
+
+    /// `task 3; the task is saved …` or `tasks 3, 4; they are saved …`.
+    private static func saved(_ tasks: [TaskInfo]) -> String {
+        let ids = tasks.map(\.id).sorted()
+        guard ids.count != 1 else {
+            return "task \(ids[0]); the task is saved and goes on when hauld is back: `haul watch \(ids[0])` follows "
+                + "it again."
+        }
+        return "tasks \(ids.map(String.init).joined(separator: ", ")); they are saved and go on when hauld is back: "
+            + "`haul watch` follows them again."
     }
 }

@@ -42,8 +42,7 @@ func startAndFollow(_ client: HaulClient, detach: Bool, kind: String, start: () 
             """.utf8))
         throw ExitCode(130)
     case .finished(let tasks):
-        guard let task = tasks.first, !task.succeeded else { return }
-        throw CLIFailure.taskFailed("\(kind) failed: \(task.errorMessage) (\(task.errorName))")
+        if let task = tasks.first { try task.throwUnlessSucceeded() }
     }
 }
 

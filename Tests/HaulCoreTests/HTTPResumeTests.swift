@@ -21,18 +21,52 @@ struct HTTPResumeTests {
         #expect(ResumeValidator(headers: [("Content-Length", "1"), ("ETag", "")]) == ResumeValidator())
     }
 
+    @Test func aDateIsStrongOnlyASecondOrMoreBeforeTheResponsesDate() {
+        func strength(_ headers: [(String, String)]) -> Bool {
+            ResumeValidator(headers: [("Last-Modified", date)] + headers).lastModifiedIsStrong
+        }
+        #expect(strength([("Date", "Wed, 21 Oct 2015 07:28:01 GMT")]))
+        #expect(strength([("date", "Thu, 22 Oct 2015 07:28:00 GMT")]))
+        #expect(strength([("Date", "Wednesday, 21-Oct-15 07:28:01 GMT")]), "RFC 850 form")
+        #expect(strength([("Date", "Wed Oct 21 07:28:01 2015")]), "asctime form")
+        #expect(!strength([("Date", date)]), "modified within the second the response was sent")
+        #expect(!strength([("Date", "Wed, 21 Oct 2015 07:27:59 GMT")]), "modified after the response's Date")
+        #expect(!strength([]), "no Date: nothing says when the response was made")
+        #expect(!strength([("Date", "yesterday")]))
+        #expect(!ResumeValidator(headers: [("Last-Modified", "soon"), ("Date", date)]).lastModifiedIsStrong)
+    }
+
     @Test func ifRangePrefersAStrongEntityTag() {
+        #expect(ResumeValidator(etag: strong, lastModified: date, lastModifiedIsStrong: true).ifRangeValue == strong)
         #expect(ResumeValidator(etag: strong, lastModified: date).ifRangeValue == strong)
         #expect(ResumeValidator(etag: strong).ifRangeValue == strong)
     }
 
     @Test func ifRangeNeverCarriesAWeakOrMalformedEntityTag() {
-        #expect(ResumeValidator(etag: weak, lastModified: date).ifRangeValue == date)
+        #expect(ResumeValidator(etag: weak, lastModified: date, lastModifiedIsStrong: true).ifRangeValue == date)
         #expect(ResumeValidator(etag: weak).ifRangeValue == nil)
         #expect(ResumeValidator(etag: "abc123").ifRangeValue == nil)
         #expect(ResumeValidator(etag: "\"").ifRangeValue == nil)
-        #expect(ResumeValidator(lastModified: date).ifRangeValue == date)
+        #expect(ResumeValidator(lastModified: date, lastModifiedIsStrong: true).ifRangeValue == date)
         #expect(ResumeValidator().ifRangeValue == nil)
+    }
+
+    @Test func ifRangeNeverCarriesAWeakDate() {
+        #expect(ResumeValidator(lastModified: date).ifRangeValue == nil)
+        #expect(ResumeValidator(etag: weak, lastModified: date).ifRangeValue == nil)
+        let sameSecond = ResumeValidator(headers: [("Last-Modified", date), ("Date", date)])
+        #expect(HTTPResume.rangeRequestHeaders(offset: 5, validator: sameSecond).map(\.0) == ["Range"])
+    }
+
+    @Test func aSavedValidatorWithoutItsStrengthHasAWeakDate() throws {
+        // As versions before the date's strength wrote it.
+        let old = #"{"etag": "W/\"abc123\"", "lastModified": "Wed, 21 Oct 2015 07:28:00 GMT"}"#
+        let decoded = try JSONDecoder().decode(ResumeValidator.self, from: Data(old.utf8))
+        #expect(decoded == ResumeValidator(etag: weak, lastModified: date))
+        #expect(decoded.ifRangeValue == nil)
+        let strongDate = ResumeValidator(lastModified: date, lastModifiedIsStrong: true)
+        let again = try JSONDecoder().decode(ResumeValidator.self, from: JSONEncoder().encode(strongDate))
+        #expect(again == strongDate)
     }
 
     @Test func rangeRequestHeaders() {
@@ -43,8 +77,11 @@ struct HTTPResumeTests {
                 == ["Range: bytes=1024-", "If-Range: \(strong)"]
         )
         #expect(
-            lines(HTTPResume.rangeRequestHeaders(offset: 5, validator: ResumeValidator(etag: weak, lastModified: date)))
-                == ["Range: bytes=5-", "If-Range: \(date)"]
+            lines(
+                HTTPResume.rangeRequestHeaders(
+                    offset: 5, validator: ResumeValidator(etag: weak, lastModified: date, lastModifiedIsStrong: true)
+                )
+            ) == ["Range: bytes=5-", "If-Range: \(date)"]
         )
         #expect(lines(HTTPResume.rangeRequestHeaders(offset: 5, validator: nil)) == ["Range: bytes=5-"])
         #expect(
@@ -56,8 +93,13 @@ struct HTTPResumeTests {
 
     @Test func resumableNeedsRangesAndAValidator() {
         #expect(HTTPResume.isResumable(status: 200, headers: [("Accept-Ranges", "bytes"), ("ETag", strong)]))
-        #expect(HTTPResume.isResumable(status: 200, headers: [("accept-ranges", " Bytes "), ("Last-Modified", date)]))
-        #expect(HTTPResume.isResumable(status: 206, headers: [("Last-Modified", date)]), "a 206 shows ranges work")
+        let later = ("Date", "Thu, 22 Oct 2015 07:28:00 GMT")
+        #expect(
+            HTTPResume.isResumable(status: 200, headers: [("accept-ranges", " Bytes "), ("Last-Modified", date), later])
+        )
+        #expect(HTTPResume.isResumable(status: 206, headers: [("Last-Modified", date), later]), "206: ranges work")
+        #expect(!HTTPResume.isResumable(status: 206, headers: [("Last-Modified", date), ("Date", date)]), "a weak date")
+        #expect(!HTTPResume.isResumable(status: 200, headers: [("Accept-Ranges", "bytes"), ("Last-Modified", date)]))
         #expect(!HTTPResume.isResumable(status: 200, headers: [("Accept-Ranges", "none"), ("ETag", strong)]))
         #expect(!HTTPResume.isResumable(status: 200, headers: [("ETag", strong)]))
         #expect(!HTTPResume.isResumable(status: 200, headers: [("Accept-Ranges", "bytes")]))

@@ -100,7 +100,7 @@ import Testing
         }
     }
 
-    @Test func watchFollowsATaskAcrossAHauldRestart() async throws {
+    @Test func watchSaysSoWhenHauldIsKilledAndFollowsTheTaskAgainOnceItIsBack() async throws {
         let server = try TestHTTPServer()
         defer { server.stop() }
         let bus = try PrivateBus()
@@ -122,10 +122,12 @@ import Testing
         // The first progress line is printed once watch is subscribed.
         #expect(try await watch.waitForLines(1))
         _ = await first.stop(signal: SIGKILL)
+        let left = await watch.finish()
+        #expect(left.status == 69)
+        #expect(left.stderr.contains("hauld left the bus while following task 1; the task is saved"), "\(left.stderr)")
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
-        let result = await Command.finish(watch.running)
+        let result = try await Command.run(Command.built("haul"), ["watch", "1"], environment: bus.environment)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("hauld left the bus"))
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 36)))
         _ = await second.stop()
     }

@@ -26,6 +26,15 @@ struct CommandWithOutputFile {
         try await waitUntil(timeout: timeout) { $0.count >= count }
     }
 
+    /// Waits until the command exits; one still running after `timeout` is killed (SIGKILL), so that a command that
+    /// would hang fails its test at once instead of at the suite's time limit.
+    func finish(within timeout: Duration = .seconds(20)) async -> CommandResult {
+        let deadline = ContinuousClock.now + timeout
+        while running.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if running.isRunning { kill(running.pid, SIGKILL) }
+        return await Command.finish(running)
+    }
+
     /// Waits until the lines printed so far satisfy `condition`; false if the command ended or `timeout` passed.
     func waitUntil(timeout: Duration = .seconds(20), _ condition: ([Substring]) -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout

@@ -7,34 +7,66 @@ public struct ResumeValidator: Sendable, Codable, Equatable {
     public var etag: String?
     /// The `Last-Modified` date as sent.
     public var lastModified: String?
+    /// Whether ``lastModified`` is a strong validator (RFC 9110 §8.8.2.2): at least one second before the `Date` of
+    /// the response that carried it. A resource may change twice within the second it names, so a later or equal
+    /// `Date` (or none) makes it weak, and a weak date may not go in `If-Range`.
+    public var lastModifiedIsStrong: Bool
 
     /// Creates a validator.
-    public init(etag: String? = nil, lastModified: String? = nil) {
+    public init(etag: String? = nil, lastModified: String? = nil, lastModifiedIsStrong: Bool = false) {
         self.etag = etag
         self.lastModified = lastModified
+        self.lastModifiedIsStrong = lastModifiedIsStrong
     }
 
     /// The validator of a response: its first `ETag` and `Last-Modified` headers (names in any case; empty values
-    /// ignored).
-    public init(headers: [(String, String)]) {
+    /// ignored), the date strong when the response's `Date` is at least a second later. `now` places an RFC 850
+    /// two-digit year.
+    public init(headers: [(String, String)], now: Date = Date()) {
+        let lastModified = HTTPResume.headerValue("Last-Modified", in: headers)
+        // The year to within a day (mean Gregorian years): enough to place an RFC 850 two-digit year.
+        let currentYear = 1970 + Int((now.timeIntervalSince1970 / 31_556_952).rounded(.down))
+        var isStrong = false
+        if let lastModified, let modified = HTTPDate.parse(lastModified, currentYear: currentYear),
+            let date = HTTPResume.headerValue("Date", in: headers).flatMap({
+                HTTPDate.parse($0, currentYear: currentYear)
+            })
+        {
+            isStrong = modified < date
+        }
         self.init(
-            etag: HTTPResume.headerValue("ETag", in: headers),
-            lastModified: HTTPResume.headerValue("Last-Modified", in: headers)
+            etag: HTTPResume.headerValue("ETag", in: headers), lastModified: lastModified,
+            lastModifiedIsStrong: isStrong
         )
     }
 
     /// The value for `If-Range`, or nil when nothing may be sent.
     ///
     /// A strong entity tag is preferred. A weak one (`W/"…"`) is never sent, as RFC 9110 §13.1.5 forbids it; we then
-    /// fall back to `Last-Modified`, which the server compares for an exact match, so a changed resource still comes
-    /// back whole with a 200 (the RFC is stricter and would send nothing; in practice servers with weak tags — nginx
-    /// compressing on the fly — are exactly the ones whose dates are good enough). A malformed tag (no quotes) counts
-    /// as weak.
+    /// fall back to a strong `Last-Modified`, which the server compares for an exact match, so a changed resource
+    /// still comes back whole with a 200 (the RFC is stricter and would send nothing; in practice servers with weak
+    /// tags — nginx compressing on the fly — are exactly the ones whose dates are good enough). A malformed tag (no
+    /// quotes) counts as weak. A weak date is never sent: a resource changed within its second would match it.
     public var ifRangeValue: String? {
         if let etag, etag.count >= 2, etag.hasPrefix("\""), etag.hasSuffix("\"") {
             return etag
         }
-        return lastModified
+        return lastModifiedIsStrong ? lastModified : nil
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case etag, lastModified, lastModifiedIsStrong
+    }
+
+    /// Decodes a saved validator. Records of versions before `lastModifiedIsStrong` lack it: their date counts as
+    /// weak, because nothing tells whether it was at least a second before its response's `Date`. The cost is that
+    /// such a task, if it has no strong entity tag, starts again from zero once; sending a weak date could splice two
+    /// versions of the file.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        etag = try container.decodeIfPresent(String.self, forKey: .etag)
+        lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
+        lastModifiedIsStrong = try container.decodeIfPresent(Bool.self, forKey: .lastModifiedIsStrong) ?? false
     }
 }
 
