@@ -21,6 +21,8 @@ actor TaskService {
     var tasks: [UInt32: ManagedTask] = [:]
     var isShuttingDown = false
     private var nextID: UInt32 = 1
+    /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
+    private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
 
     init(
@@ -43,6 +45,7 @@ actor TaskService {
         let records = contents.records
         for problem in contents.problems { logger.warning("skipping a saved task: \(problem)") }
         nextID = store.nextID(taken: contents.takenIDs)
+        restoredIDs = contents.takenIDs
         for record in records {
             let machine = ManagedTask.Machine(
                 restoring: record.state, outcome: record.outcome, maxRetries: record.maxRetries
@@ -105,7 +108,7 @@ actor TaskService {
     }
 
     private func add(_ record: TaskRecord, startSuspended: Bool) async throws(DBusError) -> ObjectPath {
-        nextID += 1
+        nextID = store.nextID(after: record.id) { tasks[$0] != nil || restoredIDs.contains($0) }
         var task = ManagedTask(record: record, machine: ManagedTask.Machine(maxRetries: record.maxRetries))
         do {
             try store.save(task.record)
