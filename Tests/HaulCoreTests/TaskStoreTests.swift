@@ -195,6 +195,19 @@ struct TaskStoreTests {
                 )
         )
         #expect(record.expectedTotal == -1 && record.maxRetries == 5 && record.method == .put)
+        #expect(record.interruptedRuns == 0 && record.notice == nil, "a record from before the crash-loop guard")
+    }
+
+    @Test func theCrashLoopGuardsFieldsRoundTrip() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            var record = try download(2)
+            record.state = .suspended
+            record.interruptedRuns = 2
+            record.notice = "why"
+            try store.save(record)
+            #expect(store.loadAll().records == [record])
+        }
     }
 
     /// Numbers a damaged or hostile file may hold: each makes the record corrupt, none traps.
@@ -203,13 +216,13 @@ struct TaskStoreTests {
         (#""id": 1"#, #""id": 1.5"#), (#""expectedTotal": 1"#, #""expectedTotal": 1e300"#),
         (#""expectedTotal": 1"#, #""expectedTotal": 9223372036854775808"#),
         (#""httpStatus": 206"#, #""httpStatus": -206"#), (#""maxRetries": 9"#, #""maxRetries": 4294967296"#),
-        (#""createdAt": 0"#, #""createdAt": 1e999"#),
+        (#""interruptedRuns": 0"#, #""interruptedRuns": -1"#), (#""createdAt": 0"#, #""createdAt": 1e999"#),
         (#""createdAt": 0"#, #""createdAt": "yesterday""#), (#""state": "running""#, #""state": 1"#),
     ])
     func hostileNumbersMakeARecordCorrupt(_ replacement: (String, String)) throws {
         let json = """
             {"id": 1, "kind": "download", "url": "http://example.test/", "path": "/tmp/x", "state": "running",
-             "createdAt": 0, "expectedTotal": 1, "httpStatus": 206, "maxRetries": 9}
+             "createdAt": 0, "expectedTotal": 1, "httpStatus": 206, "maxRetries": 9, "interruptedRuns": 0}
             """
         #expect(try JSONDecoder().decode(TaskRecord.self, from: Data(json.utf8)).id == 1)
         let hostile = json.replacingOccurrences(of: replacement.0, with: replacement.1)

@@ -67,6 +67,7 @@ import Testing
             "tasks/3.json": Self.record(3, #", "expectedTotal": 1e300"#),
             "tasks/4.json": Self.record(4, #", "httpStatus": 99999999999"#),
             "tasks/5.json": Self.record(6),
+            "tasks/6.json": Self.record(6, #", "interruptedRuns": -1"#),
             "tasks/7.json": String(repeating: "\u{0}", count: 1000),
             "tasks/removed-id": "99999999999999999999\n",
             "indicator.json": #"{"enabled": false, "activationDelay": 1e999, "completionDelay": -0.0}"#,
