@@ -19,6 +19,7 @@ if [ "$mode" = test ]; then
     "systemd-analyze:systemd"
     "curl:curl"
     "/usr/bin/python3:python3"
+    "openssl:openssl"
   )
 fi
 if [ "$mode" = bench ]; then

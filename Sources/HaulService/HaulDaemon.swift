@@ -17,17 +17,22 @@ public struct HaulDaemon: Service {
         public var readTimeout: Duration
         /// Proxies for transfers (`ProxySettings(environment:)` reads them as curl does).
         public var proxies: ProxySettings
+        /// The CA certificates https trusts (`TrustStore.resolve(environment:)`: the system's, or `SSL_CERT_FILE` and
+        /// `SSL_CERT_DIR`).
+        public var trust: TrustStore
         /// The panels the desktop bridge serves (KDE job views, tray icon, notifications).
         public var desktop: DesktopBridge.Features
 
         public init(
             busAddress: String? = nil, stateDirectory: URL, readTimeout: Duration = .seconds(30),
-            proxies: ProxySettings = .none, desktop: DesktopBridge.Features = .init()
+            proxies: ProxySettings = .none, trust: TrustStore = .resolve(environment: [:]),
+            desktop: DesktopBridge.Features = .init()
         ) {
             self.busAddress = busAddress
             self.stateDirectory = stateDirectory
             self.readTimeout = readTimeout
             self.proxies = proxies
+            self.trust = trust
             self.desktop = desktop
         }
 
@@ -73,7 +78,9 @@ public struct HaulDaemon: Service {
         var clientConfiguration = TransferClient.Configuration()
         clientConfiguration.readTimeout = configuration.readTimeout
         clientConfiguration.proxies = configuration.proxies
+        clientConfiguration.trust = configuration.trust
         for line in configuration.proxies.summary { logger.info("\(line)") }
+        logger.info("https trusts \(configuration.trust)")
         let tasks = TaskService(
             objects: objects, indicator: indicator, client: TransferClient(configuration: clientConfiguration),
             store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")), logger: logger

@@ -8,15 +8,17 @@ public final class HauldProcess: Sendable {
 
     /// Starts hauld on `bus` and waits until it — not an earlier one the bus has yet to drop — owns
     /// `org.haul.Haul1`. A `launcher` (a command that ends by exec'ing its arguments, such as `setpriv …`) runs
-    /// hauld under changed conditions; it must keep the process id. The proxy variables of the tests' own
-    /// environment are not passed on (a test's servers are on loopback); `environment` adds variables.
+    /// hauld under changed conditions; it must keep the process id. The proxy and certificate variables of the
+    /// tests' own environment are not passed on (a test's servers are on loopback); `environment` adds variables.
     public init(
         bus: PrivateBus, stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
         environment extra: [String: String] = [:]
     ) async throws {
         let state = stateDirectory ?? bus.directory.appendingPathComponent("state")
         self.stateDirectory = state
-        var environment = bus.environment.filter { !Self.proxyVariables.contains($0.key) }
+        var environment = bus.environment.filter {
+            !Self.proxyVariables.contains($0.key) && !Self.trustVariables.contains($0.key)
+        }
         environment["XDG_STATE_HOME"] = state.path
         environment.removeValue(forKey: "JOURNAL_STREAM")
         environment.merge(extra) { $1 }
@@ -34,6 +36,9 @@ public final class HauldProcess: Sendable {
     }
 
     public var pid: Int32 { running.pid }
+
+    /// Certificates the tests' own environment may name: a test gives hauld its own CA when it wants one.
+    public static let trustVariables: Set<String> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
 
     public static let proxyVariables: Set<String> = [
         "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",

@@ -27,6 +27,8 @@ public final class TestHTTPServer: Sendable {
     public let root: URL?
     /// Where uploads land (`/upload/<name>` is stored as `uploadDirectory/<name>`); removed by `stop()`.
     public let uploadDirectory: URL
+    /// The certificates of an https server (`tls:`), nil for plain http.
+    public let tls: TestCertificates?
     private let directory: URL
     private let process: Command.Running
     private let errorLog = ErrorLog()
@@ -35,9 +37,13 @@ public final class TestHTTPServer: Sendable {
     /// Starts the server (serving `root` under `/files/`) and waits until it listens.
     ///
     /// Blocks the calling thread until the script prints its port: a few hundred milliseconds.
-    /// `verbose` copies the server's per-request log to this process's standard error.
-    public init(root: URL? = nil, verbose: Bool = false) throws {
+    /// `verbose` copies the server's per-request log to this process's standard error. With `tls` it serves https
+    /// with that server certificate. `arguments` adds options of the script (`--connect-ports`, `--proxy-auth`).
+    public init(root: URL? = nil, verbose: Bool = false, tls: TestCertificates? = nil, arguments extra: [String] = [])
+        throws
+    {
         self.root = root
+        self.tls = tls
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-http-\(UUID().uuidString)")
         uploadDirectory = directory.appendingPathComponent("uploads")
         try FileManager.default.createDirectory(at: uploadDirectory, withIntermediateDirectories: true)
@@ -45,6 +51,8 @@ public final class TestHTTPServer: Sendable {
         var arguments = [Self.scriptPath, "--upload-dir", uploadDirectory.path]
         if let root { arguments += ["--root", root.path] }
         if verbose { arguments.append("--verbose") }
+        if let tls { arguments += ["--tls-cert", tls.serverCertificate.path, "--tls-key", tls.serverKey.path] }
+        arguments += extra
         let process: Command.Running
         do {
             process = try Command.start(try Self.python(), arguments)
@@ -91,10 +99,16 @@ public final class TestHTTPServer: Sendable {
         }
     }
 
-    /// `http://127.0.0.1:<port>`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:<port>` (`https` with `tls`).
+    public var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
 
-    /// `http://127.0.0.1:<port>` + `pathAndQuery` (a `/` is added in front when missing).
+    /// `127.0.0.1:<port>`, as a proxy variable or a `CONNECT` names it.
+    public var authority: String { "127.0.0.1:\(port)" }
+
+    /// curl's options to trust this server.
+    private var curlTrust: [String] { tls.map { ["--cacert", $0.authority.path] } ?? [] }
+
+    /// `baseURL` + `pathAndQuery` (a `/` is added in front when missing).
     public func url(_ pathAndQuery: String) -> String {
         baseURL + (pathAndQuery.hasPrefix("/") ? pathAndQuery : "/" + pathAndQuery)
     }
@@ -132,7 +146,7 @@ public final class TestHTTPServer: Sendable {
         let result = try await Command.run(
             "curl",
             ["-s", "-S", "--noproxy", "*", "--max-time", "10", "-X", "POST", "-o", "/dev/null", "-w", "%{http_code}"]
-                + [url("/stats/reset")]
+                + curlTrust + [url("/stats/reset")]
         )
         guard result.status == 0, result.stdout == "204" else {
             throw TestSupportError("POST /stats/reset failed: curl \(result.status) \(result.stdout) \(result.stderr)")
@@ -150,7 +164,9 @@ public final class TestHTTPServer: Sendable {
     /// The body of `GET pathAndQuery` as text; throws unless the answer is 2xx.
     public func get(_ pathAndQuery: String) async throws -> String {
         let result = try await Command.run(
-            "curl", ["-s", "-S", "--noproxy", "*", "--fail", "--max-time", "30", url(ServerStats.target(pathAndQuery))]
+            "curl",
+            ["-s", "-S", "--noproxy", "*", "--fail", "--max-time", "30"] + curlTrust
+                + [url(ServerStats.target(pathAndQuery))]
         )
         guard result.status == 0 else {
             throw TestSupportError("GET \(pathAndQuery) failed: curl \(result.status) \(result.stderr)")
@@ -265,6 +281,9 @@ public struct ServerStats: Sendable, Decodable {
         public let connection: Int
         public let range: String?
         public let ifRange: String?
+        /// The `Authorization` and `Cookie` headers received.
+        public let authorization: String?
+        public let cookie: String?
         /// The status answered (nil for an upload reset before its answer).
         public let status: Int?
         /// Content bytes written to the socket for this request.
@@ -273,7 +292,7 @@ public struct ServerStats: Sendable, Decodable {
         public let outcome: String
 
         enum CodingKeys: String, CodingKey {
-            case method, connection, range, status, outcome
+            case method, connection, range, status, outcome, authorization, cookie
             case ifRange = "if_range"
             case bytesSent = "bytes_sent"
         }
@@ -322,10 +341,28 @@ public struct ServerStats: Sendable, Decodable {
         }
     }
 
+    /// One absolute-form request (the server acting as a forward proxy for plain http).
+    public struct Forwarded: Sendable, Decodable, Equatable {
+        public let method: String
+        /// The absolute URL as asked.
+        public let target: String
+        public let proxyAuthorization: String?
+        public let authorization: String?
+        /// 0 when passed on (the server's answer is in its own statistics), else the proxy's refusal.
+        public let status: Int
+
+        enum CodingKeys: String, CodingKey {
+            case method, target, status, authorization
+            case proxyAuthorization = "proxy_authorization"
+        }
+    }
+
     /// Every request target seen, as sent by the client.
     public let paths: [String: Entry]
     /// Every tunnel asked for, in order.
     public let tunnels: [Tunnel]
+    /// Every absolute-form request, in order.
+    public let forwarded: [Forwarded]
 
     public subscript(_ key: String) -> Entry? { paths[Self.target(key)] }
 
@@ -337,6 +374,9 @@ public struct ServerStats: Sendable, Decodable {
     public func uploads(_ key: String) -> [Upload] { self[key]?.uploads ?? [] }
     /// Content bytes sent for every target together.
     public var totalBytesSent: Int { paths.values.reduce(0) { $0 + $1.bytesSent } }
+
+    /// Requests that reached `key` (all of them, in order).
+    public func authorizations(_ key: String) -> [String?] { log(key).map(\.authorization) }
 
     /// `http://127.0.0.1:1234/a?b` → `/a?b`; `a?b` → `/a?b`; a target is returned as it is.
     static func target(_ key: String) -> String {

@@ -3,16 +3,18 @@ public import FoundationEssentials
 public import HaulCore
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import Synchronization
 
 /// The HTTP side of transfers: the daemon's `HTTPClient`s and single attempts of downloads and uploads.
 ///
 /// async-http-client takes its proxy per client, so there is one client per route in use (direct, or through one
-/// proxy of ``ProxySettings``), each made on first use.
+/// proxy of ``ProxySettings``), each made on first use. Plain http through an HTTP proxy goes through
+/// ``ForwardProxy`` instead, as an absolute-form request.
 ///
-/// An attempt is one request; retries, resuming and the task's lifecycle are decided by the caller (the pure
-/// `TransferTaskStateMachine`). Cancelling the calling Swift task stops an attempt at once: nothing more is
-/// written to disk and the connection is closed.
+/// An attempt is one request and the redirects it is answered with, each checked before it is followed; retries,
+/// resuming and the task's lifecycle are decided by the caller (the pure `TransferTaskStateMachine`). Cancelling the
+/// calling Swift task stops an attempt at once: nothing more is written to disk and the connection is closed.
 public final class TransferClient: Sendable {
     public struct Configuration: Sendable {
         /// The longest a response may stay silent before the attempt fails as a stall (retried).
@@ -20,9 +22,10 @@ public final class TransferClient: Sendable {
         public var connectTimeout: Duration = .seconds(15)
         /// Connections per host; there is no global limit.
         public var connectionsPerHost = 8
-        public var maximumRedirects = 10
         /// Proxies, usually from the environment; none by default.
         public var proxies = ProxySettings.none
+        /// The CA certificates https trusts, usually the system's (``TrustStore/resolve(environment:isFile:isDirectory:)``).
+        public var trust = TrustStore.resolve(environment: [:])
 
         public init() {}
     }
@@ -32,14 +35,16 @@ public final class TransferClient: Sendable {
         var isShutDown = false
     }
 
-    private let proxies: ProxySettings
+    private let configuration: Configuration
     private let baseConfiguration: HTTPClient.Configuration
     private let clients = Mutex(Clients())
 
     public init(configuration: Configuration = .init()) {
-        proxies = configuration.proxies
+        self.configuration = configuration
         var config = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: configuration.maximumRedirects, allowCycles: false),
+            tlsConfiguration: Self.tlsConfiguration(configuration.trust),
+            // Followed here instead, hop by hop (`Redirect`).
+            redirectConfiguration: .disallow,
             timeout: .init(
                 connect: .init(configuration.connectTimeout), read: .init(configuration.readTimeout)
             )
@@ -48,8 +53,37 @@ public final class TransferClient: Sendable {
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.connectionsPerHost
         )
+        // One attempt is one attempt: a refused connection, a failed handshake or a proxy's refusal ends it at once,
+        // and the task's own back-off decides what comes next (AHC would keep reconnecting until the connect timeout).
+        config.connectionPool.retryConnectionEstablishment = false
         config.decompression = .disabled
         baseConfiguration = config
+    }
+
+    private static func tlsConfiguration(_ trust: TrustStore) -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        // NIOSSL takes one file or directory as its roots; a bundle beside a directory is added to them.
+        switch (trust.bundle, trust.directories.first) {
+        case (let bundle?, let directory?):
+            tls.trustRoots = .file(directory)
+            tls.additionalTrustRoots = [.file(bundle)]
+        case (let bundle?, nil):
+            tls.trustRoots = .file(bundle)
+        case (nil, let directory?):
+            tls.trustRoots = .file(directory)
+        case (nil, nil):
+            tls.trustRoots = .certificates([])
+        }
+        tls.additionalTrustRoots += trust.directories.dropFirst().flatMap(Self.certificates(in:)).map {
+            .certificates($0)
+        }
+        return tls
+    }
+
+    /// The PEM certificates of a second or later `SSL_CERT_DIR` entry (NIOSSL looks up only one directory).
+    private static func certificates(in directory: String) -> [[NIOSSLCertificate]] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.sorted().compactMap { try? NIOSSLCertificate.fromPEMFile(directory + "/" + $0) }
     }
 
     /// Shuts every client down; attempts started afterwards fail as cancelled.
@@ -62,15 +96,140 @@ public final class TransferClient: Sendable {
         for client in all { try? await client.shutdown() }
     }
 
-    /// The client for `url`'s route. A proxy variable that applies but cannot be used fails the transfer for good.
-    private func client(for url: URL) throws(TransferFailure) -> HTTPClient {
+    /// GETs `url` into `partialPath`, resuming from `offset` (the partial file's size) when `validator` allows.
+    public func download(
+        url: URL, partialPath: String, offset: Int64, validator: ResumeValidator?, headers: [String: String],
+        onHead: @escaping @Sendable (DownloadHead) -> Void, onProgress: @escaping @Sendable (UInt64) -> Void
+    ) async throws(TransferFailure) -> DownloadOutcome {
+        var hop = try Self.validated(url)
+        for _ in 0...Redirect.maximumHops {
+            let writer = DownloadWriter(
+                partialPath: partialPath, requestedOffset: offset, onHead: onHead, onProgress: onProgress
+            )
+            let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers)
+                + HTTPResume.rangeRequestHeaders(offset: offset, validator: validator)
+            let response = try await exchange(.GET, hop, headers: requestHeaders, body: nil, sink: writer) {
+                writer.stop()
+            }
+            switch response {
+            case .finished(let bytesOnDisk): return DownloadOutcome(bytesOnDisk: bytesOnDisk)
+            case .redirect(let status, let location):
+                hop = try Redirect.target(status: status, location: location, from: hop).url
+            }
+        }
+        throw Self.tooManyRedirects
+    }
+
+    /// Sends the file at `path` with PUT or POST, streamed from disk; redirects other than 303 get the body again.
+    public func upload(
+        url: URL, path: String, method: UploadOptions.Method, headers: [String: String],
+        onProgress: @escaping @Sendable (UInt64, Int64) -> Void
+    ) async throws(TransferFailure) -> Int {
+        let source = try UploadSource(path: path)
+        var hop = try Self.validated(url)
+        for _ in 0...Redirect.maximumHops {
+            let answer = UploadAnswer(total: source.size, onProgress: onProgress)
+            let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers)
+            switch try await exchange(
+                method == .post ? .POST : .PUT, hop, headers: requestHeaders, body: source, sink: answer, stop: {}
+            ) {
+            case .finished(let status): return status
+            case .redirect(let status, let location):
+                hop = try Redirect.target(status: status, location: location, from: hop).url
+            }
+        }
+        throw Self.tooManyRedirects
+    }
+
+    private static let tooManyRedirects = TransferFailure(
+        kind: .network, message: "too many redirects (more than \(Redirect.maximumHops))", isTransient: false
+    )
+
+    private static func validated(_ url: URL) throws(TransferFailure) -> URL {
+        do {
+            return try TransferURL(url.absoluteString).url
+        } catch {
+            throw TransferFailure(kind: .invalidArgument, message: error.description, isTransient: false)
+        }
+    }
+
+    /// One request to `url` on the route its proxy settings give, its response fed to `sink`.
+    private func exchange<Sink: ResponseSink>(
+        _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink,
+        stop: @escaping @Sendable () -> Void
+    ) async throws(TransferFailure) -> Sink.Response {
         let proxy: ProxyServer?
-        switch proxies.route(for: url) {
+        switch configuration.proxies.route(for: url) {
         case .direct: proxy = nil
         case .proxy(let server): proxy = server
         case .unusable(let error):
             throw TransferFailure(kind: .network, message: error.description, isTransient: false)
         }
+        let describe = describer(url, proxy)
+        let wire = RequestHeaders.withoutUserinfo(url)
+        do {
+            if let proxy, proxy.kind == .http, url.scheme?.lowercased() == "http" {
+                let forward = ForwardProxy(
+                    proxy: proxy, connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout
+                )
+                return try await Self.stopping(stop) {
+                    try await forward.exchange(method: method, url: wire, headers: headers, body: body, sink: sink)
+                }
+            }
+            let client = try client(for: proxy)
+            var request = try HTTPClient.Request(url: wire, method: method, headers: HTTPHeaders(headers))
+            request.body = body?.body
+            let task = client.execute(request: request, delegate: ResponseSinkDelegate(sink))
+            return try await Self.stopping({ stop(); task.cancel() }) { try await task.futureResult.get() }
+        } catch let error as HTTPClientError where error == .invalidProxyResponse {
+            throw await tunnelRefusal(url, proxy: proxy, describe: describe)
+        } catch {
+            throw Task.isCancelled ? .cancelled : describe.failure(for: error)
+        }
+    }
+
+    /// Runs `body`, calling `stop` as soon as the calling task is cancelled.
+    private static func stopping<Result: Sendable>(
+        _ stop: @escaping @Sendable () -> Void, _ body: () async throws -> Result
+    ) async throws -> Result {
+        try await withTaskCancellationHandler { try await body() } onCancel: { stop() }
+    }
+
+    /// A proxy refused async-http-client's `CONNECT`: ask it once more, to say what it answered. A 4xx will not
+    /// change by trying again; anything else (a 502 when it cannot reach the server) may.
+    private func tunnelRefusal(_ url: URL, proxy: ProxyServer?, describe: FailureDescription) async -> TransferFailure {
+        guard let proxy else { return .network("\(describe.server) answered like a proxy refusing a tunnel") }
+        let forward = ForwardProxy(
+            proxy: proxy, connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout
+        )
+        guard let status = try? await forward.connectStatus(authority: describe.server) else {
+            return .network("\(describe.peer) refused to open a tunnel to \(describe.server)")
+        }
+        return TransferFailure(
+            kind: .network,
+            message: "\(describe.peer) refused to open a tunnel to \(describe.server): it answered "
+                + "\(status.code) \(status.reasonPhrase)",
+            httpStatus: UInt32(status.code),
+            isTransient: !(400..<500).contains(status.code)
+        )
+    }
+
+    private func describer(_ url: URL, _ proxy: ProxyServer?) -> FailureDescription {
+        let server = Self.authority(host: url.host() ?? "", port: url.port ?? (url.scheme == "https" ? 443 : 80))
+        let proxyAuthority = proxy.map { Self.authority(host: $0.host, port: $0.port) }
+        return FailureDescription(
+            peer: proxyAuthority.map { "the proxy \($0)" } ?? server, server: server, proxy: proxyAuthority,
+            readTimeout: configuration.readTimeout, connectTimeout: configuration.connectTimeout,
+            trust: configuration.trust
+        )
+    }
+
+    private static func authority(host: String, port: Int) -> String {
+        (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + ":\(port)"
+    }
+
+    /// The client for `proxy`'s route, made on first use.
+    private func client(for proxy: ProxyServer?) throws(TransferFailure) -> HTTPClient {
         let client: HTTPClient? = clients.withLock { clients in
             guard !clients.isShutDown else { return nil }
             if let client = clients.byProxy[proxy] { return client }
@@ -94,85 +253,5 @@ public final class TransferClient: Sendable {
             }
             return .server(host: server.host, port: server.port, authorization: authorization)
         }
-    }
-
-    /// GETs `url` into `partialPath`, resuming from `offset` (the partial file's size) when `validator` allows.
-    public func download(
-        url: URL, partialPath: String, offset: Int64, validator: ResumeValidator?, headers: [String: String],
-        onHead: @escaping @Sendable (DownloadHead) -> Void, onProgress: @escaping @Sendable (UInt64) -> Void
-    ) async throws(TransferFailure) -> DownloadOutcome {
-        var requestHeaders = headers.map { ($0.key, $0.value) }
-        requestHeaders += HTTPResume.rangeRequestHeaders(offset: offset, validator: validator)
-        let request = try makeRequest(url: url, method: .GET, headers: requestHeaders)
-        let httpClient = try client(for: url)
-        let delegate = DownloadDelegate(
-            partialPath: partialPath, requestedOffset: offset, onHead: onHead, onProgress: onProgress
-        )
-        return try await run(httpClient.execute(request: request, delegate: delegate), stop: { delegate.stop() })
-    }
-
-    /// Sends the file at `path` with PUT or POST, streamed from disk.
-    public func upload(
-        url: URL, path: String, method: UploadOptions.Method, headers: [String: String],
-        onProgress: @escaping @Sendable (UInt64, Int64) -> Void
-    ) async throws(TransferFailure) -> Int {
-        let source = try UploadSource(path: path)
-        var request = try makeRequest(
-            url: url, method: method == .post ? .POST : .PUT, headers: headers.map { ($0.key, $0.value) }
-        )
-        request.body = source.body
-        let httpClient = try client(for: url)
-        let delegate = UploadDelegate(total: source.size, onProgress: onProgress)
-        return try await run(httpClient.execute(request: request, delegate: delegate), stop: {})
-    }
-
-    private func makeRequest(url: URL, method: HTTPMethod, headers: [(String, String)]) throws(TransferFailure)
-        -> HTTPClient.Request
-    {
-        do {
-            return try HTTPClient.Request(url: url, method: method, headers: HTTPHeaders(headers))
-        } catch {
-            throw TransferFailure(kind: .invalidArgument, message: "cannot request \(url): \(error)", isTransient: false)
-        }
-    }
-
-    private func run<Response: Sendable>(_ task: HTTPClient.Task<Response>, stop: @escaping @Sendable () -> Void)
-        async throws(TransferFailure) -> Response
-    {
-        do {
-            return try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                stop()
-                task.cancel()
-            }
-        } catch let failure as TransferFailure {
-            throw failure
-        } catch {
-            throw Task.isCancelled ? .cancelled : TransferClient.failure(for: error)
-        }
-    }
-
-    /// Sorts client errors into transient (retried) and permanent ones.
-    static func failure(for error: any Error) -> TransferFailure {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .readTimeout, .connectTimeout, .deadlineExceeded:
-                return .timeout("no data for too long (\(error))")
-            case .cancelled:
-                return .cancelled
-            case .invalidURL, .emptyHost, .emptyScheme:
-                return TransferFailure(kind: .invalidArgument, message: "\(error)", isTransient: false)
-            case .redirectLimitReached, .redirectCycleDetected:
-                return TransferFailure(kind: .network, message: "too many redirects", isTransient: false)
-            default:
-                return .network("\(error)")
-            }
-        }
-        let description = String(describing: error)
-        if description.contains("certificate") || description.contains("handshake") || description.contains("SSL") {
-            return TransferFailure(kind: .network, message: "TLS failed: \(description)", isTransient: false)
-        }
-        return .network(description)
     }
 }

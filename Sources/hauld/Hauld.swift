@@ -68,6 +68,7 @@ struct Hauld: AsyncParsableCommand {
                     ?? HaulDaemon.Configuration.defaultStateDirectory(environment: environment),
                 readTimeout: .milliseconds(Int64(readTimeout * 1000)),
                 proxies: ProxySettings(environment: environment),
+                trust: TrustStore.resolve(environment: environment),
                 desktop: desktop
             ),
             logger: logger

@@ -19,6 +19,27 @@ import Testing
         #expect((try? TransferURL(url)) == nil)
     }
 
+    /// A port a socket cannot use once reached a trapping conversion inside the HTTP stack.
+    @Test(arguments: [
+        "http://127.0.0.1:65536/", "http://127.0.0.1:99999/", "http://127.0.0.1:4294967296/",
+        "https://127.0.0.1:99999/", "http://[::1]:70000/", "http://127.0.0.1:0/",
+        "http://127.0.0.1:18446744073709551616/",
+    ])
+    func refusesPortsOutOfRange(_ url: String) {
+        #expect(throws: TransferRequestError.self) { try TransferURL(url) }
+    }
+
+    @Test(arguments: ["http://127.0.0.1:1/", "http://127.0.0.1:65535/", "http://[::1]:8080/x"])
+    func acceptsEveryUsablePort(_ url: String) throws {
+        #expect(try TransferURL(url).url.port != nil)
+    }
+
+    @Test func redactionHidesPasswordsOfAnyString() {
+        #expect(TransferURL.redacted("http://bob:pw@host:99999/x") == "http://bob@host:99999/x")
+        #expect(!TransferURL.redacted("ftp://bob:pw@[bad/x").contains("pw"))
+        #expect(TransferURL.redacted("http://host/a@b") == "http://host/a@b")
+    }
+
     @Test func descriptionHidesThePassword() throws {
         #expect(try TransferURL("https://alice:s3cret@example.test/f").description == "https://alice@example.test/f")
         #expect(try TransferURL("https://example.test/f").description == "https://example.test/f")

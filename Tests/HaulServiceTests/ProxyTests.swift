@@ -3,23 +3,27 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// Proxies from hauld's environment, through a second test server acting as a CONNECT proxy (loopback only).
+/// Proxies from hauld's environment, through a second test server acting as the proxy (loopback only): plain http
+/// as an absolute-form request, https through a CONNECT tunnel, as curl does.
 @Suite(.timeLimit(.minutes(2))) struct ProxyTests {
-    @Test func transfersTunnelThroughTheProxyUnlessNoProxySaysOtherwise() async throws {
-        let proxy = try TestHTTPServer()
+    static let once: [String: DBusValue] = ["max-retries": .uint32(0)]
+
+    /// The proxy allows CONNECT to port 443 only, as Debian's stock squid does: plain http must not need it.
+    @Test func plainHTTPGoesAsAnAbsoluteFormRequestUnlessNoProxySaysOtherwise() async throws {
+        let proxy = try TestHTTPServer(arguments: ["--connect-ports", "443"])
         defer { proxy.stop() }
-        let environment = ["http_proxy": "http://alice:s%3Acret@127.0.0.1:\(proxy.port)", "no_proxy": "localhost"]
+        let environment = ["http_proxy": "http://alice:s%3Acret@\(proxy.authority)", "no_proxy": "localhost"]
         try await TransferFixture.with(environment: environment) { f throws in
             let query = "/gen/1m?seed=41"
             let proxied = try await f.download(query, to: "proxied.bin")
             try await f.wait(proxied, until: "completed")
             #expect(try await f.errorName(proxied) == "")
             #expect(try await f.sha256(of: "proxied.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1 << 20, seed: 41)))
-            let tunnels = try await proxy.stats().tunnels
-            #expect(tunnels.map(\.target) == ["127.0.0.1:\(f.server.port)"])
-            #expect(tunnels.first?.status == 200)
-            #expect(tunnels.first?.proxyAuthorization == "Basic " + Data("alice:s:cret".utf8).base64EncodedString())
-            #expect(try await f.server.stats().requests(query) == 1, "the server answered through the tunnel")
+            let stats = try await proxy.stats()
+            #expect(stats.tunnels.isEmpty)
+            #expect(stats.forwarded.map(\.target) == [f.server.url(query)])
+            #expect(stats.forwarded.first?.proxyAuthorization == "Basic " + Data("alice:s:cret".utf8).base64EncodedString())
+            #expect(try await f.server.stats().requests(query) == 1, "the server answered through the proxy")
 
             // localhost is in no_proxy: straight to the server.
             let reply = try await f.managerCall(
@@ -29,7 +33,83 @@ import Testing
             try await f.wait(direct, until: "completed")
             #expect(try await f.errorName(direct) == "")
             #expect(try await f.server.stats().requests("/gen/10k?seed=42") == 1)
-            #expect(try await proxy.stats().tunnels.count == 1)
+            #expect(try await proxy.stats().forwarded.count == 1)
+        }
+    }
+
+    @Test func uploadsAndResumesGoThroughTheProxyToo() async throws {
+        let proxy = try TestHTTPServer(arguments: ["--connect-ports", "443"])
+        defer { proxy.stop() }
+        try await TransferFixture.with(environment: ["http_proxy": "http://\(proxy.authority)"]) { f throws in
+            let query = "/gen/1m?seed=44&reset-after=300000"
+            let task = try await f.download(query, to: "resumed.bin")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.server.stats().ranges(query) == ["bytes=300000-"])
+            #expect(try await f.sha256(of: "resumed.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1 << 20, seed: 44)))
+
+            let source = f.folder.appendingPathComponent("resumed.bin")
+            let reply = try await f.managerCall("Upload", [.string(f.server.url("/upload/up.bin")), .string(source.path)])
+            let upload = try #require(reply.first?.objectPathValue)
+            try await f.wait(upload, until: "completed")
+            #expect(try await f.errorName(upload) == "")
+            #expect(try await f.property(upload, "BytesSent") == .uint64(1 << 20))
+            #expect(try await f.server.stats().uploads("/upload/up.bin").first?.sha256 == (try await f.sha256(of: "resumed.bin")))
+            #expect(try await proxy.stats().forwarded.map(\.method) == ["GET", "GET", "PUT"])
+        }
+    }
+
+    @Test func httpsTunnelsThroughTheProxy() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let server = try TestHTTPServer(tls: certificates)
+        defer { server.stop() }
+        let proxy = try TestHTTPServer()
+        defer { proxy.stop() }
+        let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
+        try await TransferFixture.with(environment: environment) { f throws in
+            let reply = try await f.managerCall(
+                "Download", [.string(server.url("/gen/100k?seed=45")), .string(f.file("secure.bin"))]
+            )
+            let task = try #require(reply.first?.objectPathValue)
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await proxy.stats().tunnels.map(\.target) == [server.authority])
+        }
+    }
+
+    /// A proxy's refusal is its answer, not a network hiccup: the task ends at once and says what the proxy said.
+    @Test func aProxysRefusalEndsTheTaskAndSaysWhatItAnswered() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let server = try TestHTTPServer(tls: certificates)
+        defer { server.stop() }
+        let proxy = try TestHTTPServer(arguments: ["--connect-ports", "443"])
+        defer { proxy.stop() }
+        let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
+        try await TransferFixture.with(environment: environment) { f throws in
+            let reply = try await f.managerCall(
+                "DownloadWithOptions",
+                [.string(server.url("/gen/1k")), .string(f.file("refused.bin")), .vardict(["max-retries": .uint32(3)])]
+            )
+            let task = try #require(reply.first?.objectPathValue)
+            try await f.wait(task, until: "completed", timeout: .seconds(10))
+            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Network")
+            let message = try await f.property(task, "ErrorMessage").stringValue ?? ""
+            #expect(message.contains("the proxy \(proxy.authority)") && message.contains("403 Forbidden"), "\(message)")
+            #expect(try await proxy.stats().tunnels.filter { $0.status == 403 }.count <= 2, "no retries")
+        }
+    }
+
+    @Test func aProxyAskingForCredentialsEndsTheTask() async throws {
+        let proxy = try TestHTTPServer(arguments: ["--proxy-auth", "bob:pw"])
+        defer { proxy.stop() }
+        try await TransferFixture.with(environment: ["http_proxy": "http://\(proxy.authority)"]) { f throws in
+            let task = try await f.download("/gen/1k?seed=46", to: "denied.bin", options: ["max-retries": .uint32(3)])
+            try await f.wait(task, until: "completed", timeout: .seconds(10))
+            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.HTTP")
+            #expect(try await f.property(task, "HTTPStatus") == .uint32(407))
+            #expect(try await proxy.stats().forwarded.count == 1, "a 407 is not retried")
         }
     }
 

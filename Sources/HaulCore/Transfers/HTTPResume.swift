@@ -149,7 +149,7 @@ public enum HTTPResume {
     // MARK: - Header parsing
 
     /// The first value of the header `name` (any case), trimmed; nil if absent or empty.
-    static func headerValue(_ name: String, in headers: [(String, String)]) -> String? {
+    public static func headerValue(_ name: String, in headers: [(String, String)]) -> String? {
         let lowered = name.lowercased()
         guard let value = headers.first(where: { $0.0.lowercased() == lowered })?.1 else { return nil }
         let trimmed = value.trimmingWhitespace()

@@ -47,7 +47,7 @@ struct ManagedTask {
         return [
             "Id": .uint32(record.id),
             "Kind": .string(record.kind.rawValue),
-            "URL": .string((try? TransferURL(record.url))?.description ?? record.url),
+            "URL": .string(TransferURL.redacted(record.url)),
             "Path": .string(record.path),
             "State": .string(machine.state.rawValue),
             "BytesReceived": .uint64(download ? reading.bytes : 0),

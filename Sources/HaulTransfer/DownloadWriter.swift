@@ -1,18 +1,16 @@
-import AsyncHTTPClient
 import Glibc
 import HaulCore
 import NIOCore
-import NIOHTTP1
 import Synchronization
 
-/// Receives one HTTP response of a download and writes its body into the partial file, from the offset the
-/// server agreed to (`HTTPResume.interpret`): truncating for a full response, appending for a matching 206.
+/// Writes the response of one download request into the partial file, from the offset the server agreed to
+/// (`HTTPResume.interpret`): truncating for a full response, appending for a matching 206. A redirect is noted,
+/// not written.
 ///
-/// AHC calls a delegate on the request's event loop; the state still sits in a `Mutex` because `stop()` comes
-/// from another thread, and must guarantee that no byte is written once it returns.
-final class DownloadDelegate: HTTPClientResponseDelegate {
-    typealias Response = DownloadOutcome
-
+/// It knows nothing of the HTTP stack that feeds it (async-http-client's delegate, or the forward-proxy path), and
+/// keeps its state in a `Mutex` because `stop()` comes from another thread and must guarantee that no byte is
+/// written once it returns.
+final class DownloadWriter: ResponseSink {
     fileprivate struct State {
         var fd: Int32 = -1
         var bytesOnDisk: UInt64 = 0
@@ -21,6 +19,7 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
         var stopped = false
         var failure: TransferFailure?
         var alreadyComplete = false
+        var redirect: (status: Int, location: String)?
         /// The resource's full size when the server said it.
         var expectedTotal: Int64?
     }
@@ -41,7 +40,7 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
         self.onProgress = onProgress
     }
 
-    /// From now on nothing more is written; the caller also cancels the request.
+    /// From now on nothing more is written; the caller also ends the request.
     func stop() {
         state.withLock { state in
             state.stopped = true
@@ -49,9 +48,15 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
         }
     }
 
-    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let headers = head.headers.map { ($0.name, $0.value) }
-        let status = Int(head.status.code)
+    /// The response head: opens the partial file where the body goes, or notes a redirect.
+    func head(status: Int, headers: [(String, String)]) -> Result<Void, TransferFailure> {
+        if Redirect.isRedirect(status), let location = HTTPResume.headerValue("Location", in: headers) {
+            return state.withLock { state in
+                guard !state.stopped else { return .failure(.cancelled) }
+                state.redirect = (status, location)
+                return .success(())
+            }
+        }
         let decision = HTTPResume.interpret(status: status, headers: headers, requestedOffset: requestedOffset)
         let result: Result<DownloadHead, TransferFailure> = state.withLock { state in
             guard !state.stopped else { return .failure(.cancelled) }
@@ -79,61 +84,55 @@ final class DownloadDelegate: HTTPClientResponseDelegate {
                 return .failure(failure)
             }
         }
-        switch result {
-        case .success(let downloadHead):
-            onHead(downloadHead)
-            return task.eventLoop.makeSucceededVoidFuture()
-        case .failure(let failure):
-            return task.eventLoop.makeFailedFuture(failure)
-        }
+        return result.map { onHead($0) }
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    /// A part of the body, written at once.
+    func body(_ buffer: ByteBuffer) -> Result<Void, TransferFailure> {
         let written: Result<UInt64?, TransferFailure> = state.withLock { state in
             if state.stopped { return .failure(.cancelled) }
-            if state.alreadyComplete { return .success(nil) }
+            // The body of a redirect or of a 416 for a file already whole is not the resource.
+            if state.alreadyComplete || state.redirect != nil { return .success(nil) }
             return state.write(buffer, path: partialPath).map { state.bytesOnDisk }
         }
-        switch written {
-        case .success(let total):
-            if let total { onProgress(total) }
-            return task.eventLoop.makeSucceededVoidFuture()
-        case .failure(let failure):
-            return task.eventLoop.makeFailedFuture(failure)
-        }
+        return written.map { total in if let total { onProgress(total) } }
     }
 
-    func didReceiveError(task: HTTPClient.Task<Response>, _ error: any Error) {
+    /// The request failed: the file is closed, and whatever is on disk stays for the next attempt.
+    func abandon() {
         state.withLock { $0.closeFile() }
     }
 
-    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-        let (fd, bytesOnDisk) = try state.withLock { state throws -> (Int32, UInt64) in
+    /// The response ended: its bytes are synced to disk, or the redirect it asked for is returned.
+    func finish() throws(TransferFailure) -> DownloadResponse {
+        let (fd, bytesOnDisk, redirect) = try state.withLock {
+            state throws(TransferFailure) -> (Int32, UInt64, (status: Int, location: String)?) in
             // Every byte is written: from here the file is this call's, and `stop()` has nothing left to close.
             let fd = state.fd
             state.fd = -1
-            do {
+            do throws(TransferFailure) {
                 if let failure = state.failure { throw failure }
-                if state.stopped { throw TransferFailure.cancelled }
+                if state.stopped { throw .cancelled }
                 // A response may end cleanly yet short (a capped range): retried from the new offset.
                 if let total = state.expectedTotal, !state.alreadyComplete, state.bytesOnDisk != UInt64(max(total, 0)) {
-                    throw TransferFailure.network("the response ended at byte \(state.bytesOnDisk) of \(total)")
+                    throw .network("the response ended at byte \(state.bytesOnDisk) of \(total)")
                 }
             } catch {
                 if fd >= 0 { Glibc.close(fd) }
                 throw error
             }
-            return (fd, state.bytesOnDisk)
+            return (fd, state.bytesOnDisk, state.redirect)
         }
-        guard fd >= 0 else { return DownloadOutcome(bytesOnDisk: bytesOnDisk) }
+        if let redirect { return .redirect(status: redirect.status, location: redirect.location) }
+        guard fd >= 0 else { return .finished(bytesOnDisk: bytesOnDisk) }
         defer { Glibc.close(fd) }
         // Outside the lock, so that a Suspend meanwhile does not wait for the disk.
         if fsync(fd) != 0 { throw TransferFailure.fromErrno(errno, path: partialPath) }
-        return DownloadOutcome(bytesOnDisk: bytesOnDisk)
+        return .finished(bytesOnDisk: bytesOnDisk)
     }
 }
 
-extension DownloadDelegate.State {
+extension DownloadWriter.State {
     mutating func open(_ path: String, truncate: Bool, offset: Int64) -> Result<Void, TransferFailure> {
         closeFile()
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0o644)
@@ -151,11 +150,12 @@ extension DownloadDelegate.State {
     }
 
     mutating func write(_ buffer: ByteBuffer, path: String) -> Result<Void, TransferFailure> {
-        guard fd >= 0 else { return .failure(.network("response body without a head")) }
+        guard fd >= 0 else { return .failure(.network("the server sent a body without a response head")) }
         let result: Result<Void, TransferFailure> = buffer.withUnsafeReadableBytes { bytes in
+            guard let base = bytes.baseAddress else { return .success(()) }
             var start = 0
             while start < bytes.count {
-                let count = Glibc.write(fd, bytes.baseAddress! + start, bytes.count - start)
+                let count = Glibc.write(fd, base + start, bytes.count - start)
                 if count < 0 {
                     if errno == EINTR { continue }
                     return .failure(.fromErrno(errno, path: path))
@@ -189,7 +189,15 @@ public struct DownloadHead: Sendable {
     public let expectedTotal: Int64?
 }
 
-/// A download attempt that reached the end of the response.
+/// How one download request ended.
+enum DownloadResponse: Sendable {
+    /// The whole response is on disk.
+    case finished(bytesOnDisk: UInt64)
+    /// The server pointed elsewhere; nothing was written.
+    case redirect(status: Int, location: String)
+}
+
+/// A download attempt that reached the end of the resource.
 public struct DownloadOutcome: Sendable {
     public let bytesOnDisk: UInt64
 }

@@ -1,0 +1,36 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// One attempt is one attempt: a refused connection ends it at once (async-http-client used to reconnect for the
+/// whole 15 s connect timeout), and the message is a sentence about the server.
+@Suite(.timeLimit(.minutes(2))) struct ConnectionFailureTests {
+    @Test func aRefusedConnectionEndsTheAttemptAtOnce() async throws {
+        try await TransferFixture.with { f throws in
+            let started = ContinuousClock.now
+            let reply = try await f.managerCall(
+                "DownloadWithOptions",
+                [.string("http://127.0.0.1:1/file"), .string(f.file("refused.bin")), .vardict(["max-retries": .uint32(0)])]
+            )
+            let task = try #require(reply.first?.objectPathValue)
+            try await f.wait(task, until: "completed", timeout: .seconds(10))
+            // Generous for a loaded machine, yet well under the 15 s one attempt took before.
+            #expect(ContinuousClock.now - started < .seconds(8))
+            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Network")
+            #expect(try await f.property(task, "ErrorMessage") == .string("connection refused by 127.0.0.1:1"))
+        }
+    }
+
+    @Test func aServerThatClosesEarlyIsNamed() async throws {
+        try await TransferFixture.with { f throws in
+            let task = try await f.download(
+                "/gen/100k?seed=71&close-after=1000&close-times=9", to: "short.bin", options: ["max-retries": .uint32(0)]
+            )
+            try await f.wait(task, until: "completed")
+            let message = try await f.property(task, "ErrorMessage").stringValue ?? ""
+            #expect(message.contains("127.0.0.1:\(f.server.port)"), "\(message)")
+            #expect(!message.contains("errno") && !message.contains("HTTPClientError"), "\(message)")
+        }
+    }
+}
