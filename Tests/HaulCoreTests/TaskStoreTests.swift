@@ -195,6 +195,39 @@ struct TaskStoreTests {
                 )
         )
         #expect(record.expectedTotal == -1 && record.maxRetries == 5 && record.method == .put)
+        #expect(record.interruptedRuns == 0 && record.notice == nil, "a record from before the crash-loop guard")
+    }
+
+    @Test func theCrashLoopGuardsFieldsRoundTrip() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            var record = try download(2)
+            record.state = .suspended
+            record.interruptedRuns = 2
+            record.notice = "why"
+            try store.save(record)
+            #expect(store.loadAll().records == [record])
+        }
+    }
+
+    /// Numbers a damaged or hostile file may hold: each makes the record corrupt, none traps.
+    @Test(arguments: [
+        (#""id": 1"#, #""id": 4294967296"#), (#""id": 1"#, #""id": -1"#), (#""id": 1"#, #""id": 1e30"#),
+        (#""id": 1"#, #""id": 1.5"#), (#""expectedTotal": 1"#, #""expectedTotal": 1e300"#),
+        (#""expectedTotal": 1"#, #""expectedTotal": 9223372036854775808"#),
+        (#""httpStatus": 206"#, #""httpStatus": -206"#), (#""maxRetries": 9"#, #""maxRetries": 4294967296"#),
+        (#""interruptedRuns": 0"#, #""interruptedRuns": -1"#), (#""createdAt": 0"#, #""createdAt": 1e999"#),
+        (#""createdAt": 0"#, #""createdAt": "yesterday""#), (#""state": "running""#, #""state": 1"#),
+    ])
+    func hostileNumbersMakeARecordCorrupt(_ replacement: (String, String)) throws {
+        let json = """
+            {"id": 1, "kind": "download", "url": "http://example.test/", "path": "/tmp/x", "state": "running",
+             "createdAt": 0, "expectedTotal": 1, "httpStatus": 206, "maxRetries": 9, "interruptedRuns": 0}
+            """
+        #expect(try JSONDecoder().decode(TaskRecord.self, from: Data(json.utf8)).id == 1)
+        let hostile = json.replacingOccurrences(of: replacement.0, with: replacement.1)
+        #expect(hostile != json)
+        #expect(throws: (any Error).self) { try JSONDecoder().decode(TaskRecord.self, from: Data(hostile.utf8)) }
     }
 
     @Test func outcomeExactlyWhenCompleted() throws {
@@ -225,5 +258,14 @@ struct TaskStoreTests {
         #expect(store.nextID(taken: []) == 1)
         #expect(store.nextID(taken: [3, 7]) == 8)
         #expect(store.nextID(taken: [.max, 1]) == 2)
+    }
+
+    /// After a record file named 4294967295.json, new ids start again from the lowest free one, never a taken one.
+    @Test func nextIDAfterOneGiven() {
+        let store = TaskStore(directory: URL(filePath: "/unused"))
+        #expect(store.nextID(after: 7) { _ in false } == 8)
+        #expect(store.nextID(after: 7) { $0 == 8 || $0 == 9 } == 10)
+        #expect(store.nextID(after: .max) { _ in false } == 1)
+        #expect(store.nextID(after: .max - 1) { $0 == .max || $0 == 1 } == 2)
     }
 }

@@ -39,7 +39,7 @@ private struct OwnerModel {
 
     mutating func step(using generator: inout SeededGenerator) {
         now += Int.random(in: 0...700, using: &generator)
-        let before = (state: machine.state, outcome: machine.outcome)
+        let before = Before(machine)
         let at = ms(now)
         let actions: [TaskMachine.Action]
         switch Int.random(in: 0...9, using: &generator) {
@@ -118,14 +118,32 @@ private struct OwnerModel {
         }
     }
 
-    private func check(_ actions: [TaskMachine.Action], before: (state: TransferTaskState, outcome: TransferOutcome?)) {
+    /// What the machine showed before an event.
+    struct Before {
+        var state: TransferTaskState
+        var outcome: TransferOutcome?
+        var interruptedRuns: UInt32
+        var notice: String?
+
+        init(_ machine: TaskMachine) {
+            state = machine.state
+            outcome = machine.outcome
+            interruptedRuns = machine.interruptedRuns
+            notice = machine.notice
+        }
+    }
+
+    private func check(_ actions: [TaskMachine.Action], before: Before) {
         let state = machine.state
         let changed = state != before.state
         let published = actions.compactMap { action -> TransferTaskState? in
             if case .publishState(let published) = action { published } else { nil }
         }
         #expect(published == (changed ? [state] : []), "publishState once per real change: \(actions)")
-        #expect(count(.persist, in: actions) == (changed || machine.outcome != before.outcome ? 1 : 0))
+        let recorded = changed || machine.outcome != before.outcome || machine.interruptedRuns != before.interruptedRuns
+            || machine.notice != before.notice
+        #expect(count(.persist, in: actions) == (recorded ? 1 : 0))
+        #expect(machine.interruptedRuns == (inFlight ? 1 : 0) || machine.attempt == 0, "counted while in flight")
         #expect(count(.emitDidResume, in: actions) == (before.state == .suspended && state == .running ? 1 : 0))
         #expect(count(.emitDidSuspend, in: actions) == (before.state == .running && state == .suspended ? 1 : 0))
         let completions = actions.filter { if case .emitDidComplete = $0 { true } else { false } }

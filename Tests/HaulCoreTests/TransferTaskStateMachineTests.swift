@@ -38,7 +38,7 @@ struct TransferTaskStateMachineTests {
         #expect(try machine.suspend(now: ms(200)) == [.stopTransfer] + taskSuspending)
         #expect(machine.state == .suspended)
         #expect(try machine.suspend(now: ms(210)) == [], "a second Suspend sends nothing")
-        #expect(machine.transferStopped(now: ms(250)) == [])
+        #expect(machine.transferStopped(now: ms(250)) == [.persist], "the attempt ended: the crash-loop count too")
         #expect(try machine.suspend(now: ms(260)) == [])
         #expect(machine.state == .suspended)
     }
@@ -70,7 +70,7 @@ struct TransferTaskStateMachineTests {
     @Test func suspendWhileRestartingDoesNotStopTwice() throws {
         var machine = try TaskPhase.restarting.machine()
         #expect(try machine.suspend(now: ms(320)) == taskSuspending)
-        #expect(machine.transferStopped(now: ms(350)) == [])
+        #expect(machine.transferStopped(now: ms(350)) == [.persist])
         #expect(machine.state == .suspended)
         #expect(try machine.resume(now: ms(400)) == [.startTransfer(attempt: 1)] + taskResuming)
     }
@@ -104,7 +104,7 @@ struct TransferTaskStateMachineTests {
 
     @Test func aTransientFailureWhileSuspendingIsDropped() throws {
         var machine = try TaskPhase.suspending.machine()
-        #expect(machine.transferFailed(.network("reset"), now: ms(250)) == [])
+        #expect(machine.transferFailed(.network("reset"), now: ms(250)) == [.persist])
         #expect(machine.state == .suspended)
         #expect(try machine.resume(now: ms(300)) == [.startTransfer(attempt: 1)] + taskResuming)
     }
@@ -209,12 +209,12 @@ struct TransferTaskStateMachineTests {
         var machine = try TaskPhase.transferring.machine()
         #expect(
             machine.transferFailed(.network("reset"), now: ms(500)) == [
-                .armRetryTimer(deadline: ms(1500), generation: 1)
+                .armRetryTimer(deadline: ms(1500), generation: 1), .persist,
             ]
         )
         #expect(machine.state == .running, "a task waiting to retry is still running")
         #expect(machine.isPausable)
-        #expect(machine.retryTimerFired(generation: 1, now: ms(1500)) == [.startTransfer(attempt: 2)])
+        #expect(machine.retryTimerFired(generation: 1, now: ms(1500)) == [.startTransfer(attempt: 2), .persist])
         #expect(machine.attempt == 2)
         #expect(machine.state == .running)
     }
@@ -227,10 +227,11 @@ struct TransferTaskStateMachineTests {
             now += 100
             let generation = UInt64(attempt)
             let armed = machine.transferFailed(.timeout("stalled"), now: ms(now))
-            #expect(armed == [.armRetryTimer(deadline: ms(now + delay), generation: generation)])
+            #expect(armed == [.armRetryTimer(deadline: ms(now + delay), generation: generation), .persist])
             now += delay
             #expect(
-                machine.retryTimerFired(generation: generation, now: ms(now)) == [.startTransfer(attempt: attempt + 1)]
+                machine.retryTimerFired(generation: generation, now: ms(now))
+                    == [.startTransfer(attempt: attempt + 1), .persist]
             )
         }
         let last = TransferFailure.http(status: 503)
@@ -259,13 +260,15 @@ struct TransferTaskStateMachineTests {
     @Test func retryAfterIsHonoured() throws {
         var machine = try TaskPhase.transferring.machine()
         let failure = TransferFailure.http(status: 503, retryAfter: .seconds(30))
-        #expect(machine.transferFailed(failure, now: ms(100)) == [.armRetryTimer(deadline: ms(30_100), generation: 1)])
+        let armed = machine.transferFailed(failure, now: ms(100))
+        #expect(armed == [.armRetryTimer(deadline: ms(30_100), generation: 1), .persist])
     }
 
     @Test func aCustomPolicyIsUsed() {
         var machine = TaskMachine(retryPolicy: RetryPolicy(initialDelay: .milliseconds(250)))
         _ = machine.start(now: ms(0))
-        #expect(machine.transferFailed(.network("x"), now: ms(0)) == [.armRetryTimer(deadline: ms(250), generation: 1)])
+        let armed = machine.transferFailed(.network("x"), now: ms(0))
+        #expect(armed == [.armRetryTimer(deadline: ms(250), generation: 1), .persist])
     }
 
     @Test func staleAndEarlyRetryTimers() throws {
@@ -279,13 +282,13 @@ struct TransferTaskStateMachineTests {
             "an early wake-up re-arms for the same deadline"
         )
         #expect(machine.retryTimerFired(generation: 1, now: ms(1100)) == [], "the early timer is now stale")
-        #expect(machine.retryTimerFired(generation: 2, now: ms(1100)) == [.startTransfer(attempt: 2)])
+        #expect(machine.retryTimerFired(generation: 2, now: ms(1100)) == [.startTransfer(attempt: 2), .persist])
         #expect(machine.retryTimerFired(generation: 2, now: ms(1200)) == [], "a timer delivered twice counts once")
     }
 
     @Test func anUnrequestedStopIsATransientFailure() throws {
         var machine = try TaskPhase.transferring.machine()
-        #expect(machine.transferStopped(now: ms(100)) == [.armRetryTimer(deadline: ms(1100), generation: 1)])
+        #expect(machine.transferStopped(now: ms(100)) == [.armRetryTimer(deadline: ms(1100), generation: 1), .persist])
         #expect(machine.state == .running)
     }
 

@@ -40,6 +40,11 @@ public struct TaskRecord: Codable, Sendable, Equatable {
     public var method: UploadOptions.Method
     /// When the client asked for the task.
     public var createdAt: Date
+    /// Unclean exits of hauld in a row that cut an attempt of this task short (the crash-loop guard, see
+    /// ``TransferTaskStateMachine/interruptedRuns``).
+    public var interruptedRuns: UInt32
+    /// Why hauld itself suspended the task (``TransferTaskStateMachine/notice``), shown while it stays suspended.
+    public var notice: String?
 
     /// Creates a record; the defaults are those of a task that has not received a response yet.
     public init(
@@ -58,7 +63,9 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         sha256: String? = nil,
         overwrite: Bool = false,
         maxRetries: UInt32 = 5,
-        method: UploadOptions.Method = .put
+        method: UploadOptions.Method = .put,
+        interruptedRuns: UInt32 = 0,
+        notice: String? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -76,6 +83,8 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         self.overwrite = overwrite
         self.maxRetries = maxRetries
         self.method = method
+        self.interruptedRuns = interruptedRuns
+        self.notice = notice
     }
 
     /// The record of a new download of `url` to `path`.
@@ -128,7 +137,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case id, kind, url, path, state, outcome, validator, expectedTotal, httpStatus, resumable, headers, sha256,
-            overwrite, maxRetries, method, createdAt
+            overwrite, maxRetries, method, createdAt, interruptedRuns, notice
     }
 
     /// Decodes and validates a record, as described on the type.
@@ -182,6 +191,8 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         }
         self.method = method
         createdAt = try container.decode(Date.self, forKey: .createdAt)
+        interruptedRuns = try container.decodeIfPresent(UInt32.self, forKey: .interruptedRuns) ?? 0
+        notice = try container.decodeIfPresent(String.self, forKey: .notice)
     }
 
     /// Encodes the record; the method as its name (`PUT`, `POST`).
@@ -203,5 +214,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         try container.encode(maxRetries, forKey: .maxRetries)
         try container.encode(method.rawValue, forKey: .method)
         try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(interruptedRuns, forKey: .interruptedRuns)
+        try container.encodeIfPresent(notice, forKey: .notice)
     }
 }

@@ -105,6 +105,17 @@ public struct TaskStore: Sendable {
         return (1...UInt32.max).first { !taken.contains($0) } ?? 1
     }
 
+    /// The id for the task after the one given `last`: the next one up that `isTaken` does not claim, starting again
+    /// at 1 past `UInt32.max` (reachable only through a record file of that name). Never traps, never a taken id while
+    /// any is free.
+    public func nextID(after last: UInt32, isTaken: (UInt32) -> Bool) -> UInt32 {
+        var candidate = last
+        repeat {
+            candidate = candidate == .max ? 1 : candidate + 1
+        } while isTaken(candidate) && candidate != last
+        return candidate
+    }
+
     private var removedIDURL: URL { directory.appending(path: "removed-id", directoryHint: .notDirectory) }
 
     /// The id in `removed-id`; nil when there is none (or it is unreadable: then only the records count).

@@ -9,9 +9,11 @@
 /// - a new task starts suspended (as an NSURLSessionTask); call ``start(now:)`` to run it, or leave it for the
 ///   client's first `Resume` when it was created with `start-suspended`. Either way its first start is a resume
 ///   (``Action/emitDidResume``), as in AF;
-/// - call ``start(now:)`` once for a task restored with ``init(restoring:outcome:maxRetries:retryPolicy:)``: a running
+/// - call ``start(now:)`` once for a task restored with
+///   ``init(restoring:outcome:interruptedRuns:notice:maxRetries:retryPolicy:)``, after saving its record: a running
 ///   one continues from its bytes on disk without any signal (for its clients it never stopped), a canceling one
 ///   finishes its cancel, the others stay as they are;
+/// - when it stops cleanly, call ``ownerStoppingCleanly()`` for every task and save what it says;
 /// - every ``Action/startTransfer(attempt:)`` is answered by exactly one of ``transferSucceeded(now:)``,
 ///   ``transferFailed(_:now:)`` or — only after a ``Action/stopTransfer`` — ``transferStopped(now:)``. A transfer
 ///   asked to stop may still report that it finished first; the machine never starts a transfer before the previous
@@ -31,9 +33,19 @@
 ///   passing through `canceling`; `Suspend` and `Resume` of a canceling task do nothing (a cancel cannot be undone);
 /// - a task that completes with a failure, cancellation included, can never resume: its partial file is removed.
 ///
+/// The crash-loop guard: ``interruptedRuns`` counts the unclean exits of the owner (a crash, SIGKILL) in a row that
+/// cut an attempt of this task short. It goes up by one when a run of the owner starts an attempt, and back to 0 when
+/// an attempt ends by itself or the owner stops cleanly (``ownerStoppingCleanly()``), so a record read after a crash
+/// tells how many runs in a row died with the attempt in flight. (The count of a restored task goes up when it is
+/// restored, so the owner saves it before the attempt starts; at a later start it is saved along with the attempt's
+/// start, so a crash within milliseconds of a retry may be counted one run late.) A task restored running after
+/// ``interruptedRunLimit`` of them is restored suspended, with a ``notice`` saying so, instead of being started a
+/// third time: whatever in it brought the owner down (a bug reached through a URL, a redirect, a server's answer)
+/// cannot keep it in a crash loop. A `Resume` starts it again.
+///
 /// Each of ``Action/publishState(_:)``, ``Action/emitDidResume``, ``Action/emitDidSuspend`` and
-/// ``Action/emitDidComplete(_:)`` is emitted exactly once per real change, and ``Action/persist`` whenever what
-/// a ``TaskRecord`` keeps of the lifecycle (``state`` and ``outcome``) changed.
+/// ``Action/emitDidComplete(_:)`` is emitted exactly once per real change, and ``Action/persist`` once whenever what
+/// a ``TaskRecord`` keeps of the lifecycle (``state``, ``outcome``, ``interruptedRuns`` and ``notice``) changed.
 public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// What the owner must do after an event, in the order given.
     public enum Action: Equatable, Sendable {
@@ -104,6 +116,23 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// before any.
     public private(set) var attempt = 0
 
+    /// Runs of the owner in a row, the current one included while its attempt is in flight, in which an attempt of
+    /// this task was in flight and never ended: read after a crash, the unclean exits in a row that cut one short.
+    public private(set) var interruptedRuns: UInt32 = 0
+    /// Whether ``interruptedRuns`` counts the current run.
+    private var countsThisRun = false
+    /// Why the owner itself suspended the task (the crash-loop guard), for clients (D-Bus `ErrorMessage`); nil
+    /// otherwise, and cleared when the task runs again or completes.
+    public private(set) var notice: String?
+
+    /// Unclean exits in a row with an attempt in flight after which a restored task is not started again.
+    public static var interruptedRunLimit: UInt32 { 2 }
+    /// The ``notice`` of a task the crash-loop guard suspended.
+    public static var interruptedNotice: String {
+        "hauld exited unexpectedly twice in a row while this transfer was in flight, so it was not started again; "
+            + "Resume continues it"
+    }
+
     /// Creates a new task, suspended until ``start(now:)`` or its first ``resume(now:)``.
     public init(maxRetries: UInt32 = 5, retryPolicy: RetryPolicy = RetryPolicy()) {
         self.current = .unstarted(.new)
@@ -111,21 +140,36 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
         self.retryPolicy = retryPolicy
     }
 
-    /// Restores a task loaded from disk in the `state` it had; then call ``start(now:)``.
+    /// Restores a task loaded from disk in the `state` it had; then save what changed of the record (the new
+    /// ``interruptedRuns`` and ``notice``: before the attempt starts, so a crash in it is counted) and call
+    /// ``start(now:)``.
     ///
-    /// `outcome` is read only for a completed task. A completed task without one (a ``TaskRecord`` refuses to decode
-    /// such a thing, but the memberwise initializer can build it) completes with a permanent failure saying so.
+    /// `outcome` is read only for a completed task, `notice` only for a suspended one. A completed task without an
+    /// outcome (a ``TaskRecord`` refuses to decode such a thing, but the memberwise initializer can build it) completes
+    /// with a permanent failure saying so. A running one that `interruptedRuns` says was cut short by
+    /// ``interruptedRunLimit`` unclean exits in a row is restored suspended, with the ``interruptedNotice``.
     public init(
         restoring state: TransferTaskState,
         outcome: TransferOutcome?,
+        interruptedRuns: UInt32 = 0,
+        notice: String? = nil,
         maxRetries: UInt32 = 5,
         retryPolicy: RetryPolicy = RetryPolicy()
     ) {
+        self.interruptedRuns = interruptedRuns
         switch state {
+        case .running where interruptedRuns >= Self.interruptedRunLimit:
+            current = .suspended(stopping: false)
+            self.interruptedRuns = 0
+            self.notice = Self.interruptedNotice
         case .running:
+            // This run starts the attempt (unless suspended first): it counts from now on.
             current = .unstarted(.running)
+            self.interruptedRuns = interruptedRuns + 1
+            countsThisRun = true
         case .suspended:
             current = .suspended(stopping: false)
+            self.notice = notice
         case .canceling:
             current = .unstarted(.canceling)
         case .completed:
@@ -169,6 +213,10 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// silently, a restored canceling one finishes its cancel. Does nothing for any other task, so it is safe to call
     /// for every restored task.
     public mutating func start(now: Instant) -> [Action] {
+        recording { $0.started() }
+    }
+
+    private mutating func started() -> [Action] {
         switch current {
         case .unstarted(.new):
             return run(announcing: true)
@@ -186,12 +234,19 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// The client's `Suspend`. Throws ``TaskCommandError/taskCompleted`` on a completed task; does nothing on a task
     /// already suspended or canceling.
     public mutating func suspend(now: Instant) throws(TaskCommandError) -> [Action] {
+        try recording { machine throws(TaskCommandError) in try machine.suspended() }
+    }
+
+    private mutating func suspended() throws(TaskCommandError) -> [Action] {
         switch current {
         case .completed:
             throw .taskCompleted
         case .unstarted(.new), .suspended, .unstarted(.canceling), .canceling:
             return []
         case .unstarted(.running):
+            // Its attempt never started: this run does not count after all.
+            if countsThisRun { interruptedRuns -= 1 }
+            countsThisRun = false
             current = .suspended(stopping: false)
             return announce(.suspended)
         case .transferring:
@@ -210,13 +265,19 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// The client's `Resume`: starts a fresh run, with a fresh retry budget. Throws
     /// ``TaskCommandError/taskCompleted`` on a completed task; does nothing on a task already running or canceling.
     public mutating func resume(now: Instant) throws(TaskCommandError) -> [Action] {
+        try recording { machine throws(TaskCommandError) in try machine.resumed() }
+    }
+
+    private mutating func resumed() throws(TaskCommandError) -> [Action] {
         switch current {
         case .completed:
             throw .taskCompleted
         case .unstarted(.new), .suspended(stopping: false):
+            notice = nil
             return run(announcing: true)
         case .suspended(stopping: true):
             // The next attempt must wait until the stopping one has let go of the partial file.
+            notice = nil
             current = .restarting
             return announce(.running)
         case .unstarted(.running), .transferring, .restarting, .waitingToRetry, .unstarted(.canceling), .canceling:
@@ -227,6 +288,10 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// The client's `Cancel`: stops the transfer, removes the partial file and completes the task as cancelled.
     /// Throws ``TaskCommandError/taskCompleted`` on a completed task; does nothing on a task already canceling.
     public mutating func cancel(now: Instant) throws(TaskCommandError) -> [Action] {
+        try recording { machine throws(TaskCommandError) in try machine.cancelled() }
+    }
+
+    private mutating func cancelled() throws(TaskCommandError) -> [Action] {
         switch current {
         case .completed:
             throw .taskCompleted
@@ -252,12 +317,18 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     ///
     /// A stop nobody asked for is treated as a transient network failure, so the task neither hangs nor gives up.
     public mutating func transferStopped(now: Instant) -> [Action] {
+        recording { $0.stopped(now: now) }
+    }
+
+    private mutating func stopped(now: Instant) -> [Action] {
         switch current {
         case .transferring:
-            return transferFailed(.network("the transfer stopped unexpectedly"), now: now)
+            return failed(.network("the transfer stopped unexpectedly"), now: now)
         case .restarting:
+            attemptEnded()
             return startAttempt(1)
         case .suspended(stopping: true):
+            attemptEnded()
             current = .suspended(stopping: false)
             return []
         case .canceling:
@@ -270,6 +341,10 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// The transfer in flight finished: the file is complete, verified and in place (download), or the server
     /// accepted the body (upload). Completes the task successfully, even if a stop had been requested.
     public mutating func transferSucceeded(now: Instant) -> [Action] {
+        recording { $0.succeeded() }
+    }
+
+    private mutating func succeeded() -> [Action] {
         switch current {
         case .transferring, .restarting, .suspended(stopping: true), .canceling:
             return complete(.success)
@@ -284,8 +359,13 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// otherwise the task completes with this failure, the last one. See the type's documentation for a failure
     /// after a stop request.
     public mutating func transferFailed(_ failure: TransferFailure, now: Instant) -> [Action] {
+        recording { $0.failed(failure, now: now) }
+    }
+
+    private mutating func failed(_ failure: TransferFailure, now: Instant) -> [Action] {
         switch current {
         case .transferring:
+            attemptEnded()
             guard failure.isTransient, attempt <= Int(maxRetries) else {
                 return complete(.failure(failure))
             }
@@ -294,8 +374,10 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
             current = .waitingToRetry(timer)
             return [.armRetryTimer(deadline: timer.deadline, generation: timer.generation)]
         case .restarting:
+            attemptEnded()
             return failure.isTransient ? startAttempt(1) : complete(.failure(failure))
         case .suspended(stopping: true):
+            attemptEnded()
             guard failure.isTransient else { return complete(.failure(failure)) }
             current = .suspended(stopping: false)
             return []
@@ -311,6 +393,10 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// A stale generation does nothing. A timer reported before its deadline is re-armed rather than honoured, so an
     /// early wake-up never shortens a back-off.
     public mutating func retryTimerFired(generation: UInt64, now: Instant) -> [Action] {
+        recording { $0.retryDue(generation, now: now) }
+    }
+
+    private mutating func retryDue(_ generation: UInt64, now: Instant) -> [Action] {
         guard case .waitingToRetry(let timer) = current, timer.generation == generation else { return [] }
         guard now >= timer.deadline else {
             let rearmed = RetryTimer(deadline: timer.deadline, generation: nextGeneration())
@@ -320,7 +406,48 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
         return startAttempt(attempt + 1)
     }
 
+    /// The owner stops cleanly, its attempts with it (they need not report): the run ended without an unclean exit,
+    /// so ``interruptedRuns`` starts again from 0.
+    public mutating func ownerStoppingCleanly() -> [Action] {
+        recording { machine in
+            machine.interruptedRuns = 0
+            machine.countsThisRun = false
+            return []
+        }
+    }
+
     // MARK: - Transitions
+
+    /// Runs an event, adding ``Action/persist`` when it changed what a ``TaskRecord`` keeps and said nothing of it.
+    private mutating func recording<Failure: Error>(
+        _ event: (inout Self) throws(Failure) -> [Action]
+    ) throws(Failure) -> [Action] {
+        let before = Recorded(self)
+        var actions = try event(&self)
+        if Recorded(self) != before, !actions.contains(.persist) { actions.append(.persist) }
+        return actions
+    }
+
+    /// What a ``TaskRecord`` keeps of the machine.
+    private struct Recorded: Equatable {
+        var state: TransferTaskState
+        var outcome: TransferOutcome?
+        var interruptedRuns: UInt32
+        var notice: String?
+
+        init(_ machine: TransferTaskStateMachine) {
+            state = machine.state
+            outcome = machine.outcome
+            interruptedRuns = machine.interruptedRuns
+            notice = machine.notice
+        }
+    }
+
+    /// The attempt in flight ended by itself: the owner survived it, so the count of interrupted runs starts again.
+    private mutating func attemptEnded() {
+        interruptedRuns = 0
+        countsThisRun = false
+    }
 
     /// Enters running with the first attempt of a new run, announcing it as a resume unless the task was already
     /// running for its clients (restored).
@@ -330,6 +457,11 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     }
 
     private mutating func startAttempt(_ number: Int) -> [Action] {
+        if !countsThisRun {
+            // Saturating: a count read from a damaged record must not trap.
+            interruptedRuns = interruptedRuns == .max ? .max : interruptedRuns + 1
+            countsThisRun = true
+        }
         attempt = number
         current = .transferring
         return [.startTransfer(attempt: number)]
@@ -346,6 +478,8 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     }
 
     private mutating func complete(_ outcome: TransferOutcome) -> [Action] {
+        attemptEnded()
+        notice = nil
         current = .completed(outcome)
         let cleanup: [Action] = outcome == .success ? [] : [.removePartialFile]
         return cleanup + [.persist, .publishState(.completed), .emitDidComplete(outcome)]

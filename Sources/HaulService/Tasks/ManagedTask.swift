@@ -22,6 +22,17 @@ struct ManagedTask {
 
     var partialPath: String { DownloadCompletion.partialPath(for: record.path) }
 
+    /// Copies what the record keeps of the lifecycle from the machine; returns whether that changed anything.
+    @discardableResult
+    mutating func recordLifecycle() -> Bool {
+        let before = record
+        record.state = machine.state
+        record.outcome = machine.outcome
+        record.interruptedRuns = machine.interruptedRuns
+        record.notice = machine.notice
+        return record != before
+    }
+
     /// Bytes of a download already on disk: in the partial file, or the finished file.
     var bytesOnDisk: UInt64 {
         if record.state == .completed, record.outcome == .success { return DownloadCompletion.size(of: record.path) }
@@ -50,7 +61,8 @@ struct ManagedTask {
             "Pausable": .boolean(machine.isPausable),
             "Resumable": .boolean(download && record.resumable),
             "ErrorName": .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
-            "ErrorMessage": .string(failure?.message ?? ""),
+            // A suspended task may say why hauld suspended it; ErrorName stays empty, as it has not failed.
+            "ErrorMessage": .string(failure?.message ?? machine.notice ?? ""),
             "HTTPStatus": .uint32(record.httpStatus),
         ]
     }

@@ -21,6 +21,8 @@ actor TaskService {
     var tasks: [UInt32: ManagedTask] = [:]
     var isShuttingDown = false
     private var nextID: UInt32 = 1
+    /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
+    private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
 
     init(
@@ -43,12 +45,17 @@ actor TaskService {
         let records = contents.records
         for problem in contents.problems { logger.warning("skipping a saved task: \(problem)") }
         nextID = store.nextID(taken: contents.takenIDs)
+        restoredIDs = contents.takenIDs
         for record in records {
             let machine = ManagedTask.Machine(
-                restoring: record.state, outcome: record.outcome, maxRetries: record.maxRetries
+                restoring: record.state, outcome: record.outcome, interruptedRuns: record.interruptedRuns,
+                notice: record.notice, maxRetries: record.maxRetries
             )
             let task = ManagedTask(record: record, machine: machine)
             if record.kind == .download { task.probe.set(bytes: task.bytesOnDisk, expected: record.expectedTotal) }
+            if let notice = machine.notice, notice != record.notice {
+                logger.warning("task \(record.id) is suspended: \(notice)")
+            }
             tasks[record.id] = task
             await export(task)
         }
@@ -58,6 +65,12 @@ actor TaskService {
     /// Continues the restored running tasks from their bytes on disk. Called once hauld owns the bus name:
     /// a second hauld that fails to get it must not touch the partial files the first one is writing.
     func continueRestored() async {
+        // What restoring changed (the crash-loop guard's counts, a task it suspended) is on disk before any attempt
+        // starts, so that a crash in one is counted.
+        for id in tasks.keys.sorted() {
+            if var task = tasks[id], task.recordLifecycle() { await persist(id) }
+        }
+        await records.flush()
         for id in tasks.keys.sorted() {
             guard var task = tasks[id] else { continue }
             let actions = task.machine.start(now: clock.now)
@@ -75,6 +88,11 @@ actor TaskService {
             task.attempt?.cancel()
         }
         for task in tasks.values { await task.attempt?.value }
+        // A clean stop: no task counts toward the crash-loop guard any more.
+        for id in tasks.keys.sorted() {
+            guard let actions = tasks[id]?.machine.ownerStoppingCleanly(), !actions.isEmpty else { continue }
+            await perform(actions, for: id)
+        }
         await records.flush()
         await client.shutdown()
     }
@@ -105,7 +123,7 @@ actor TaskService {
     }
 
     private func add(_ record: TaskRecord, startSuspended: Bool) async throws(DBusError) -> ObjectPath {
-        nextID += 1
+        nextID = store.nextID(after: record.id) { tasks[$0] != nil || restoredIDs.contains($0) }
         var task = ManagedTask(record: record, machine: ManagedTask.Machine(maxRetries: record.maxRetries))
         do {
             try store.save(task.record)
@@ -205,16 +223,14 @@ actor TaskService {
 
     func persist(_ id: UInt32) async {
         guard var task = tasks[id] else { return }
-        task.record.state = task.machine.state
-        task.record.outcome = task.machine.outcome
+        task.recordLifecycle()
         tasks[id] = task
         records.save(task.record) { [logger] error in logger.error("could not save task \(id): \(error)") }
     }
 
     private func publishState(_ id: UInt32) async {
         guard var task = tasks[id] else { return }
-        task.record.state = task.machine.state
-        task.record.outcome = task.machine.outcome
+        task.recordLifecycle()
         tasks[id] = task
         let rate = task.machine.state == .running ? task.meter.rate(now: clock.now) : 0
         await publish(id, task.properties(rate: rate))

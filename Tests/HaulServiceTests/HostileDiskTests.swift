@@ -1,0 +1,85 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// What hauld reads from its state folder is outside input too: damaged or hostile files cost what they hold,
+/// never hauld itself.
+@Suite(.timeLimit(.minutes(2))) struct HostileDiskTests {
+    static let manager = "org.haul.Haul1.Manager"
+
+    /// A state folder (`XDG_STATE_HOME`) holding `files` below `haul/`.
+    static func stateFolder(_ files: [String: String]) throws -> URL {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-state-\(UUID().uuidString)")
+        for (name, contents) in files {
+            let file = state.appendingPathComponent("haul/" + name)
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+            try Data(contents.utf8).write(to: file)
+        }
+        return state
+    }
+
+    static func record(_ id: UInt64, _ extra: String = "") -> String {
+        #"{"id": \#(id), "kind": "download", "url": "http://127.0.0.1:1/", "path": "/tmp/haul-\#(id)", "#
+            + #""state": "completed", "outcome": {"success": {}}, "createdAt": 0\#(extra)}"#
+    }
+
+    func suspendedDownload(_ fixture: DaemonFixture, _ name: String) async throws -> ObjectPath? {
+        let reply = try await fixture.client.call(
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+            member: "DownloadWithOptions",
+            [
+                .string("http://127.0.0.1:1/"), .string(fixture.bus.directory.appendingPathComponent(name).path),
+                .vardict(["start-suspended": .boolean(true)]),
+            ]
+        )
+        return reply.first?.objectPathValue
+    }
+
+    /// After a record named for the second-to-last id, the next task takes the last one and the ones after it start
+    /// again from the lowest free id (hauld used to trap on the overflow).
+    @Test func idsPastTheLastOneStartAgainFromTheLowestFree() async throws {
+        let state = try Self.stateFolder([
+            "tasks/4294967294.json": Self.record(4_294_967_294), "tasks/1.json": Self.record(1),
+        ])
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await DaemonFixture.with(stateDirectory: state) { fixture throws in
+            var created: [ObjectPath?] = []
+            for name in ["a", "b", "c"] { created.append(try await suspendedDownload(fixture, name)) }
+            #expect(created == ["/org/haul/Haul1/Tasks/4294967295", "/org/haul/Haul1/Tasks/2", "/org/haul/Haul1/Tasks/3"])
+            let listed = try await fixture.client.call(
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
+            )
+            #expect(listed.first?.arrayValue?.count == 5)
+        }
+    }
+
+    /// Garbage, absurd numbers and deep nesting in the task records and the indicator settings: hauld starts, keeps
+    /// the good record and the default settings, and answers.
+    @Test func damagedStateFilesCostOnlyThemselves() async throws {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        let state = try Self.stateFolder([
+            "tasks/1.json": Self.record(1),
+            "tasks/2.json": deep,
+            "tasks/3.json": Self.record(3, #", "expectedTotal": 1e300"#),
+            "tasks/4.json": Self.record(4, #", "httpStatus": 99999999999"#),
+            "tasks/5.json": Self.record(6),
+            "tasks/6.json": Self.record(6, #", "interruptedRuns": -1"#),
+            "tasks/7.json": String(repeating: "\u{0}", count: 1000),
+            "tasks/removed-id": "99999999999999999999\n",
+            "indicator.json": #"{"enabled": false, "activationDelay": 1e999, "completionDelay": -0.0}"#,
+        ])
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await DaemonFixture.with(stateDirectory: state) { fixture throws in
+            let listed = try await fixture.client.call(
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
+            )
+            #expect(listed == [.array(.objectPath, [.objectPath("/org/haul/Haul1/Tasks/1")])])
+            #expect(try await fixture.indicatorProperty("ActivationDelay") == .double(1.0), "the defaults")
+            #expect(try await suspendedDownload(fixture, "new") == "/org/haul/Haul1/Tasks/8", "after every file's id")
+        }
+    }
+}
