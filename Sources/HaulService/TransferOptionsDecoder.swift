@@ -17,8 +17,16 @@ enum TransferOptionsDecoder {
                 result.startSuspended = suspended
             case ("max-retries", .uint32(let retries)):
                 result.maxRetries = retries
+            case ("connections", .uint32(let connections)):
+                guard DownloadOptions.connectionRange.contains(connections) else {
+                    throw HaulErrorName.invalidArgument.error("connections must be between 1 and 16, not \(connections)")
+                }
+                result.connections = connections
             default:
-                throw invalid(key, value, known: ["headers a{ss}", "sha256 s", "overwrite b", "start-suspended b", "max-retries u"])
+                throw invalid(
+                    key, value,
+                    known: ["headers a{ss}", "sha256 s", "overwrite b", "start-suspended b", "max-retries u", "connections u"]
+                )
             }
         }
         return result

@@ -84,15 +84,16 @@ struct SegmentedDownload {
                     switch event {
                     case .sized:
                         if let total = book.total, let failure = file.preallocate(total) { throw failure }
-                        for (index, segment) in book.unstarted() {
-                            launch(index, start: segment.start, end: segment.end, fresh: false)
+                        for (index, segment) in book.unstarted().prefix(connections - running) {
+                            launch(index, start: segment.next, end: segment.end, fresh: false)
                         }
                     case .ended(_, let failure?):
                         throw failure
                     case .ended:
                         running -= 1
-                        if let (index, segment) = book.takeOver() {
-                            launch(index, start: segment.start, end: segment.end, fresh: false)
+                        // A free connection takes a segment nobody works on, else half of the largest running one.
+                        if let (index, segment) = book.unstarted().first ?? book.takeOver() {
+                            launch(index, start: segment.next, end: segment.end, fresh: false)
                         }
                     }
                     if running == 0 { break }

@@ -148,6 +148,12 @@ public final class TransferClient: Sendable {
         return try await download.run(plan: plan, validator: validator)
     }
 
+    /// Whether `failure` ended a segmented download because the file changed under it, or its server gave no size
+    /// with its ranges: the download must start again from zero, on one connection.
+    public static func needsOneConnection(_ failure: TransferFailure) -> Bool {
+        failure == SegmentedDownload.changed || failure == SegmentedDownload.unsized
+    }
+
     /// Sends the file at `path` with PUT or POST, streamed from disk; redirects other than 303 get the body again.
     public func upload(
         url: URL, path: String, method: UploadOptions.Method, headers: [String: String],

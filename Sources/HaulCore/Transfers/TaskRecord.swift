@@ -45,6 +45,13 @@ public struct TaskRecord: Codable, Sendable, Equatable {
     public var interruptedRuns: UInt32
     /// Why hauld itself suspended the task (``TransferTaskStateMachine/notice``), shown while it stays suspended.
     public var notice: String?
+    /// How many connections a download may use (1–16).
+    public var connections: UInt32
+    /// What each segment of a download over several connections has on disk; nil for one connection.
+    public var segments: SegmentPlan?
+    /// The file changed under a segmented download, or its server gave no size with its ranges: one connection
+    /// from then on, whatever ``connections`` says.
+    public var singleConnection: Bool
 
     /// Creates a record; the defaults are those of a task that has not received a response yet.
     public init(
@@ -65,7 +72,10 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         maxRetries: UInt32 = 5,
         method: UploadOptions.Method = .put,
         interruptedRuns: UInt32 = 0,
-        notice: String? = nil
+        notice: String? = nil,
+        connections: UInt32 = 1,
+        segments: SegmentPlan? = nil,
+        singleConnection: Bool = false
     ) {
         self.id = id
         self.kind = kind
@@ -85,6 +95,9 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         self.method = method
         self.interruptedRuns = interruptedRuns
         self.notice = notice
+        self.connections = connections
+        self.segments = segments
+        self.singleConnection = singleConnection
     }
 
     /// The record of a new download of `url` to `path`.
@@ -98,7 +111,8 @@ public struct TaskRecord: Codable, Sendable, Equatable {
             headers: options.headers,
             sha256: options.sha256,
             overwrite: options.overwrite,
-            maxRetries: options.maxRetries
+            maxRetries: options.maxRetries,
+            connections: options.connections ?? 1
         )
     }
 
@@ -122,6 +136,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         options.sha256 = sha256
         options.overwrite = overwrite
         options.maxRetries = maxRetries
+        options.connections = connections
         return options
     }
 
@@ -137,7 +152,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case id, kind, url, path, state, outcome, validator, expectedTotal, httpStatus, resumable, headers, sha256,
-            overwrite, maxRetries, method, createdAt, interruptedRuns, notice
+            overwrite, maxRetries, method, createdAt, interruptedRuns, notice, connections, segments, singleConnection
     }
 
     /// Decodes and validates a record, as described on the type.
@@ -193,6 +208,13 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         interruptedRuns = try container.decodeIfPresent(UInt32.self, forKey: .interruptedRuns) ?? 0
         notice = try container.decodeIfPresent(String.self, forKey: .notice)
+        connections = try container.decodeIfPresent(UInt32.self, forKey: .connections) ?? 1
+        guard DownloadOptions.connectionRange.contains(connections) else {
+            throw corrupt(.connections, "connections must be between 1 and 16")
+        }
+        // Checked against the file's size when used (`SegmentPlan.restored`): a plan that does not fit is dropped.
+        segments = try container.decodeIfPresent(SegmentPlan.self, forKey: .segments)
+        singleConnection = try container.decodeIfPresent(Bool.self, forKey: .singleConnection) ?? false
     }
 
     /// Encodes the record; the method as its name (`PUT`, `POST`).
@@ -216,5 +238,8 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(interruptedRuns, forKey: .interruptedRuns)
         try container.encodeIfPresent(notice, forKey: .notice)
+        try container.encode(connections, forKey: .connections)
+        try container.encodeIfPresent(segments, forKey: .segments)
+        try container.encode(singleConnection, forKey: .singleConnection)
     }
 }

@@ -1,4 +1,7 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// Saves and removes task records on a thread of its own, so that a state change (a `Suspend`, a completion) is
@@ -10,7 +13,7 @@ import Synchronization
 /// after its reply: a crash in between restores the task as it was just before.
 public final class TaskRecordWriter: Sendable {
     private enum Operation {
-        case save(TaskRecord, onFailure: @Sendable (any Error) -> Void)
+        case save(TaskRecord, syncing: String?, onFailure: @Sendable (any Error) -> Void)
         case remove(onFailure: @Sendable (any Error) -> Void)
     }
 
@@ -23,9 +26,13 @@ public final class TaskRecordWriter: Sendable {
         self.store = store
     }
 
-    /// Saves `record` soon; `onFailure` hears of a write that failed.
-    public func save(_ record: TaskRecord, onFailure: @escaping @Sendable (any Error) -> Void) {
-        enqueue(.save(record, onFailure: onFailure), for: record.id)
+    /// Saves `record` soon; `onFailure` hears of a write that failed. With `syncing`, that file's data reaches the
+    /// disk first: a record that says which bytes a file holds (a segmented download's plan) is never ahead of it,
+    /// even after a power cut.
+    public func save(
+        _ record: TaskRecord, syncing: String? = nil, onFailure: @escaping @Sendable (any Error) -> Void
+    ) {
+        enqueue(.save(record, syncing: syncing, onFailure: onFailure), for: record.id)
     }
 
     /// Removes the record of task `id` after any save of it still waiting; `onFailure` hears of a failure.
@@ -44,11 +51,20 @@ public final class TaskRecordWriter: Sendable {
         queue.async { [self] in
             guard let operation = pending.withLock({ $0.removeValue(forKey: id) }) else { return }
             switch operation {
-            case .save(let record, let onFailure):
+            case .save(let record, let syncing, let onFailure):
+                if let syncing { Self.syncData(of: syncing) }
                 do { try store.save(record) } catch { onFailure(error) }
             case .remove(let onFailure):
                 do { try store.remove(id: id) } catch { onFailure(error) }
             }
         }
+    }
+
+    /// Best effort: a file that cannot be synced (gone, say) leaves the record as the only guide.
+    private static func syncData(of path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fdatasync(fd)
+        close(fd)
     }
 }

@@ -127,6 +127,11 @@ public struct DownloadOptions: Equatable, Sendable {
     public var overwrite = false
     public var startSuspended = false
     public var maxRetries: UInt32 = 5
+    /// Connections the download may use; nil takes the Manager's `DefaultConnections`.
+    public var connections: UInt32?
+
+    /// What `connections`, the task's `Connections` and `DefaultConnections` may be.
+    public static let connectionRange: ClosedRange<UInt32> = 1...16
 
     public init() {}
 

@@ -13,6 +13,8 @@ struct ManagedTask {
     var meter = ProgressMeter<ContinuousClock.Instant>()
     var attempt: Task<Void, Never>?
     var retryTimer: Task<Void, Never>?
+    /// Where a segmented download's attempt leaves its plan.
+    var plans = PlanBox()
 
     init(record: TaskRecord, machine: Machine) {
         self.record = record
@@ -36,6 +38,8 @@ struct ManagedTask {
     /// Bytes of a download already on disk: in the partial file, or the finished file.
     var bytesOnDisk: UInt64 {
         if record.state == .completed, record.outcome == .success { return DownloadCompletion.size(of: record.path) }
+        // A segmented download's partial file has its full size from the start: the plan says what is in it.
+        if let segments = record.segments { return UInt64(max(segments.bytesDone, 0)) }
         return DownloadCompletion.size(of: partialPath)
     }
 
@@ -64,6 +68,7 @@ struct ManagedTask {
             // A suspended task may say why hauld suspended it; ErrorName stays empty, as it has not failed.
             "ErrorMessage": .string(failure?.message ?? machine.notice ?? ""),
             "HTTPStatus": .uint32(record.httpStatus),
+            "Connections": .uint32(record.connections),
         ]
     }
 

@@ -1,5 +1,6 @@
 import DBusKit
 import FoundationEssentials
+import Glibc
 import HaulCore
 import HaulTransfer
 import Logging
@@ -12,6 +13,8 @@ extension TaskService {
         let record = task.record
         let probe = task.probe
         let client = client
+        let plans = PlanBox()
+        tasks[id]?.plans = plans
         tasks[id]?.meter = ProgressMeter()
         let heads = HeadDelivery()
         // The service outlives its attempts (shutdown waits for them), so they hold it strongly.
@@ -20,7 +23,7 @@ extension TaskService {
             do throws(TransferFailure) {
                 switch record.kind {
                 case .download:
-                    try await Self.download(record, probe: probe, client: client) { head in
+                    try await Self.download(record, probe: probe, plans: plans, client: client) { head in
                         heads.send { await self.headReceived(id, head) }
                     }
                     result = .success(nil)
@@ -36,18 +39,29 @@ extension TaskService {
     }
 
     private static func download(
-        _ record: TaskRecord, probe: ProgressProbe, client: TransferClient,
+        _ record: TaskRecord, probe: ProgressProbe, plans: PlanBox, client: TransferClient,
         onHead: @escaping @Sendable (DownloadHead) -> Void
     ) async throws(TransferFailure) {
         let url = try transferURL(record)
         let partial = DownloadCompletion.partialPath(for: record.path)
-        // Without a validator usable in If-Range, a 206 could splice two versions of the resource: start from zero.
-        let offset = record.validator?.ifRangeValue == nil ? 0 : Int64(DownloadCompletion.size(of: partial))
-        probe.set(bytes: UInt64(offset), expected: record.expectedTotal)
-        _ = try await client.download(
-            url: url, partialPath: partial, offset: offset, validator: record.validator, headers: record.headers,
-            onHead: onHead, onProgress: { probe.set(bytes: $0) }
-        )
+        if usesSegments(record) {
+            // A plan that does not fit the file as the server last described it starts from zero.
+            let plan = record.segments.flatMap { SegmentPlan.restored($0, total: record.expectedTotal) }
+            probe.set(bytes: UInt64(max(plan?.bytesDone ?? 0, 0)), expected: record.expectedTotal)
+            _ = try await client.download(
+                url: url, partialPath: partial, connections: Int(record.connections), plan: plan,
+                validator: plan == nil ? nil : record.validator, headers: record.headers, onHead: onHead,
+                onProgress: { probe.set(bytes: $0) }, onPlan: { plans.post($0) }
+            )
+        } else {
+            // Without a validator usable in If-Range, a 206 could splice two versions of the resource: start from zero.
+            let offset = record.validator?.ifRangeValue == nil ? 0 : Int64(DownloadCompletion.size(of: partial))
+            probe.set(bytes: UInt64(offset), expected: record.expectedTotal)
+            _ = try await client.download(
+                url: url, partialPath: partial, offset: offset, validator: record.validator, headers: record.headers,
+                onHead: onHead, onProgress: { probe.set(bytes: $0) }
+            )
+        }
         if Task.isCancelled { throw .cancelled }
         if let expected = record.sha256 { try await DownloadCompletion.verifyOffLoop(partial, sha256: expected) }
         // Hashing a large file takes a while: a Suspend or SIGTERM meanwhile leaves the file where it is.
@@ -65,6 +79,12 @@ extension TaskService {
             onProgress: { probe.set(bytes: $0, expected: $1) }
         )
         return UInt32(clamping: status)
+    }
+
+    /// Whether a download goes through the segmented engine: it may use several connections, or it has a plan on
+    /// disk (its partial file has holes that only the plan knows). Not after the file changed under it.
+    static func usesSegments(_ record: TaskRecord) -> Bool {
+        record.kind == .download && !record.singleConnection && (record.connections > 1 || record.segments != nil)
     }
 
     private static func transferURL(_ record: TaskRecord) throws(TransferFailure) -> URL {
@@ -97,12 +117,14 @@ extension TaskService {
         if isShuttingDown, case .failure = result { return }
         guard var task = tasks[id] else { return }
         task.attempt = nil
+        if let plan = task.plans.takeNew() { task.record.segments = plan }
         let now = clock.now
         let actions: [ManagedTask.Machine.Action]
         switch result {
         case .success(let status):
             if let status { task.record.httpStatus = status }
             if task.record.kind == .download {
+                task.record.segments = nil
                 let size = DownloadCompletion.size(of: task.record.path)
                 task.probe.set(bytes: size, expected: task.record.expectedTotal < 0 ? Int64(size) : task.record.expectedTotal)
             }
@@ -111,6 +133,13 @@ extension TaskService {
             actions = task.machine.transferStopped(now: now)
         case .failure(let failure):
             if let status = failure.httpStatus { task.record.httpStatus = status }
+            if TransferClient.needsOneConnection(failure) {
+                // The file changed (or its ranges came without a size): from zero, on one connection.
+                task.record.segments = nil
+                task.record.singleConnection = true
+                truncate(task.partialPath, 0)
+                task.probe.set(bytes: 0)
+            }
             logger.info("task \(id) attempt \(task.machine.attempt) failed: \(failure)")
             actions = task.machine.transferFailed(failure, now: now)
         }

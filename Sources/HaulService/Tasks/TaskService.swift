@@ -198,6 +198,7 @@ actor TaskService {
             case .removePartialFile:
                 if let task = tasks[id], task.record.kind == .download {
                     unlink(task.partialPath)
+                    tasks[id]?.record.segments = nil
                     task.probe.set(bytes: 0)
                 }
             case .persist:
@@ -225,7 +226,11 @@ actor TaskService {
         guard var task = tasks[id] else { return }
         task.recordLifecycle()
         tasks[id] = task
-        records.save(task.record) { [logger] error in logger.error("could not save task \(id): \(error)") }
+        // A plan says which bytes the partial file holds: the file's data goes to disk before it.
+        let syncing = task.record.segments == nil ? nil : task.partialPath
+        records.save(task.record, syncing: syncing) { [logger] error in
+            logger.error("could not save task \(id): \(error)")
+        }
     }
 
     private func publishState(_ id: UInt32) async {
@@ -311,6 +316,10 @@ actor TaskService {
             anyRunning = true
             _ = task.meter.record(bytes: task.probe.reading.bytes, now: now)
             tasks[id]?.meter = task.meter
+            if let plan = task.plans.takeNew() {
+                tasks[id]?.record.segments = plan
+                await persist(id)
+            }
             await publish(id, task.properties(rate: task.meter.rate(now: now)))
         }
         if !anyRunning { ticker = nil }

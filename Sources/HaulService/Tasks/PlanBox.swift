@@ -1,0 +1,21 @@
+import HaulCore
+import Synchronization
+
+/// The newest segment plan of a running download, left by its connections for the service: the progress tick saves
+/// it when it changed (so a plan is saved at most ten times a second, however many segments cross a checkpoint),
+/// and the attempt's end takes the last one.
+final class PlanBox: Sendable {
+    private let state = Mutex<(plan: SegmentPlan?, isNew: Bool)>((nil, false))
+
+    func post(_ plan: SegmentPlan) {
+        state.withLock { $0 = (plan, true) }
+    }
+
+    /// The plan posted since the last call, if any.
+    func takeNew() -> SegmentPlan? {
+        state.withLock { state in
+            defer { state.isNew = false }
+            return state.isNew ? state.plan : nil
+        }
+    }
+}
