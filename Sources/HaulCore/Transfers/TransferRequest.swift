@@ -31,7 +31,7 @@ public struct TransferURL: Equatable, Sendable, CustomStringConvertible {
         self.url = url
     }
 
-    /// The URL as shown to clients: any password removed (SPEC §4).
+    /// The URL as shown to clients: any password removed (the Task's `URL` property).
     public var description: String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.password != nil
         else { return url.absoluteString }
@@ -91,7 +91,7 @@ public struct LocalPath: Equatable, Sendable, CustomStringConvertible {
     public var folder: String { Self.split(path).folder }
 }
 
-/// Options of `DownloadWithOptions` (SPEC §4).
+/// Options of `DownloadWithOptions` (`dbus/org.haul.Haul1.xml`).
 public struct DownloadOptions: Equatable, Sendable {
     public var headers: [String: String] = [:]
     /// Lower-case hex SHA-256 the finished file must have.
@@ -125,7 +125,7 @@ public struct DownloadOptions: Equatable, Sendable {
     }
 }
 
-/// Options of `UploadWithOptions` (SPEC §4).
+/// Options of `UploadWithOptions` (`dbus/org.haul.Haul1.xml`).
 public struct UploadOptions: Equatable, Sendable {
     public enum Method: String, Sendable { case put = "PUT", post = "POST" }
 
