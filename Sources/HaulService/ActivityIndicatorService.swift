@@ -2,7 +2,7 @@ public import DBusKit
 public import HaulCore
 public import Logging
 
-/// Runs the delayed activity manager of SPEC §1 on the bus: owns the pure state machine, the per-client
+/// Runs the delayed activity manager on the bus: owns the pure state machine, the per-client
 /// holds and the persisted settings, executes the machine's actions (timers, publications) and exports
 /// `org.haul.Haul1.ActivityIndicator`.
 ///

@@ -1,6 +1,6 @@
 public import DBusKit
 
-/// The names of SPEC.md §4: a contract other programs rely on.
+/// The names of `dbus/org.haul.Haul1.xml`: a contract other programs rely on.
 public enum HaulBus {
     public static let name = "org.haul.Haul1"
     public static let rootPath: ObjectPath = "/org/haul/Haul1"

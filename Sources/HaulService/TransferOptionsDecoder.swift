@@ -1,7 +1,8 @@
 import DBusKit
 import HaulCore
 
-/// Reads the `a{sv}` options of SPEC §4; an unknown key or a value of the wrong type is an InvalidArgument.
+/// Reads the `a{sv}` options of `dbus/org.haul.Haul1.xml`; an unknown key or a value of the wrong type is an
+/// InvalidArgument.
 enum TransferOptionsDecoder {
     static func download(_ options: [String: DBusValue]) throws(DBusError) -> DownloadOptions {
         var result = DownloadOptions()

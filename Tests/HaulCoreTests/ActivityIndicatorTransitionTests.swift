@@ -1,7 +1,8 @@
 import HaulCore
 import Testing
 
-/// Every transition of SPEC §1, as sequences of events and the exact actions they must produce.
+/// Every transition of the activity indicator's `State` (`dbus/org.haul.Haul1.xml`), as sequences of events and the
+/// exact actions they must produce.
 @Suite("Activity indicator transitions")
 struct ActivityIndicatorTransitionTests {
     /// Round delays keep the timelines readable: activation 1 s, completion 200 ms.

@@ -1,7 +1,7 @@
 /// Manual activity declared by clients (AF's `incrementActivityCount` / `decrementActivityCount`), counted per owner.
 ///
 /// An owner is the caller's unique bus name (`:1.42`), so that everything a client still holds can be released at
-/// once when it exits or crashes (SPEC §1). Owners with no holds are not stored.
+/// once when it exits or crashes. Owners with no holds are not stored.
 public struct ActivityHolds: Sendable, Equatable {
     private var holds: [String: UInt32] = [:]
 

@@ -1,5 +1,5 @@
-/// The delayed activity manager of SPEC §1 (AFNetworking's `AFNetworkActivityIndicatorManager`), as a sans-I/O
-/// state machine.
+/// The delayed activity manager (AFNetworking's `AFNetworkActivityIndicatorManager`; its bus side is
+/// `org.haul.Haul1.ActivityIndicator` in `dbus/org.haul.Haul1.xml`), as a sans-I/O state machine.
 ///
 /// The machine never reads a clock and never schedules anything: every event carries `now`, and every event returns
 /// the ``Action``s its owner must perform, in order. The owner keeps at most one scheduled timer per

@@ -1,4 +1,4 @@
-/// The four states of the delayed activity manager (SPEC §1), named as the D-Bus `State` property spells them.
+/// The four states of the delayed activity manager, named as the D-Bus `State` property spells them.
 ///
 /// They mirror `AFNetworkActivityManagerState`: the indicator is visible exactly in ``active`` and ``delayingEnd``.
 public enum ActivityIndicatorState: String, Sendable, Hashable, CaseIterable {

@@ -1,6 +1,6 @@
 /// Coalesces one task's progress publications and measures its rate, with no clock of its own.
 ///
-/// Publications: ``record(bytes:now:)`` says "publish now" at most once per ``interval`` (SPEC §2: about ten
+/// Publications: ``record(bytes:now:)`` says "publish now" at most once per ``interval`` (the contract: about ten
 /// `PropertiesChanged` a second, whatever the byte rate). What it holds back is still owed: ``trailingDeadline``
 /// says when it may go out if nothing else arrives, and ``flush(now:)`` settles it at once (a state change
 /// publishes progress with it).

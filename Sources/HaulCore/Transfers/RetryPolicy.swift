@@ -1,8 +1,8 @@
 public import FoundationEssentials
 import Glibc
 
-/// Exponential back-off between the attempts of a task (SPEC §2: about 1 s, doubling, capped, `Retry-After`
-/// honoured).
+/// Exponential back-off between the attempts of a task: about 1 s, doubling, capped, `Retry-After` honoured
+/// (docs/behaviour.md, "Retries").
 ///
 /// The policy is deterministic: no jitter. Haul's tasks fail at unrelated instants and against many servers, so
 /// there is no herd to spread out, and a deterministic delay is what a test — and a person reading the log — expects.

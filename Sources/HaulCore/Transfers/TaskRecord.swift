@@ -1,6 +1,6 @@
 public import FoundationEssentials
 
-/// Everything needed to restore a task after the daemon stops, crashes or the machine reboots (SPEC §2).
+/// Everything needed to restore a task after the daemon stops, crashes or the machine reboots (docs/behaviour.md).
 ///
 /// Byte counts are not kept: they are recovered from the partial file, which is the truth (a count saved a moment
 /// before a crash would be behind it). The URL is kept whole, password included, because resuming needs it; the

@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// The kinds of transfer error, spelled as the SPEC §4 error names (`org.haul.Haul1.Error.<rawValue>`).
+/// The kinds of transfer error, spelled as the contract's error names (`org.haul.Haul1.Error.<rawValue>`).
 public enum TransferErrorKind: String, Sendable, Codable, CaseIterable {
     case invalidArgument = "InvalidArgument"
     case notFound = "NotFound"
@@ -57,7 +57,7 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
 
     /// An HTTP error status, with a message such as `HTTP 404 Not Found`.
     ///
-    /// 408, 429 and 5xx are transient (SPEC §2); every other status (other 4xx, and 1xx–3xx, which reach this point
+    /// 408, 429 and 5xx are transient (retried); every other status (other 4xx, and 1xx–3xx, which reach this point
     /// only when something is wrong, since redirects are followed by the HTTP client) is permanent.
     public static func http(status: Int, retryAfter: Duration? = nil) -> TransferFailure {
         let phrase = reasonPhrase(status).map { " \($0)" } ?? ""
@@ -117,7 +117,7 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
     /// The failure for a file-system call on `path` that set `errno`.
     ///
     /// Errors without a kind of their own (EIO, EISDIR, …) become a permanent ``TransferErrorKind/network`` failure
-    /// named "I/O error": retrying a broken disk does not help, and the SPEC has no better name for it.
+    /// named "I/O error": retrying a broken disk does not help, and the contract has no better name for it.
     public static func fromErrno(_ errno: Int32, path: String) -> TransferFailure {
         switch errno {
         case ENOSPC, EDQUOT:

@@ -49,7 +49,7 @@ public struct TransferURL: Equatable, Sendable, CustomStringConvertible {
         return afterHost.contains(":")
     }
 
-    /// The URL as shown to clients: any password removed.
+    /// The URL as shown to clients (the Task's `URL` property): any password removed.
     public var description: String { Self.redacted(url.absoluteString) }
 
     /// `string` without the password of its userinfo, whether or not it is a valid transfer URL: what a URL may
@@ -119,7 +119,7 @@ public struct LocalPath: Equatable, Sendable, CustomStringConvertible {
     public var folder: String { Self.split(path).folder }
 }
 
-/// Options of `DownloadWithOptions` (SPEC §4).
+/// Options of `DownloadWithOptions` (`dbus/org.haul.Haul1.xml`).
 public struct DownloadOptions: Equatable, Sendable {
     public var headers: [String: String] = [:]
     /// Lower-case hex SHA-256 the finished file must have.
@@ -158,7 +158,7 @@ public struct DownloadOptions: Equatable, Sendable {
     }
 }
 
-/// Options of `UploadWithOptions` (SPEC §4).
+/// Options of `UploadWithOptions` (`dbus/org.haul.Haul1.xml`).
 public struct UploadOptions: Equatable, Sendable {
     public enum Method: String, Sendable { case put = "PUT", post = "POST" }
 

@@ -1,5 +1,5 @@
-/// The lifecycle of one transfer task (SPEC §2, NSURLSessionTask's states and AF's task notifications), as a sans-I/O
-/// state machine.
+/// The lifecycle of one transfer task (NSURLSessionTask's states and AF's task notifications; its bus side is
+/// `org.haul.Haul1.Task` in `dbus/org.haul.Haul1.xml`), as a sans-I/O state machine.
 ///
 /// The machine never reads a clock, touches a file or talks to the network: every event carries `now`, and returns the
 /// ``Action``s its owner must perform, in order. Its public ``state`` is the D-Bus `State`; inside `running` it tells
@@ -21,7 +21,7 @@
 /// - at most one retry timer is armed; one that fires with a generation other than the last armed is stale and
 ///   ignored, so a timer the owner could not cancel in time does no harm.
 ///
-/// Decisions the SPEC leaves open:
+/// Decisions made here, which the contract does not spell out:
 /// - a client's `Resume` starts a fresh run: the attempt count and so the retry budget start again at 1, and a task
 ///   suspended while waiting to retry restarts at once;
 /// - a transfer that reports success after a stop request wins: the file is complete and in place, so the task
@@ -108,7 +108,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     private var current: State
     private var lastGeneration: UInt64 = 0
 
-    /// How many times a transient failure is retried in one run (SPEC: `max-retries`, default 5).
+    /// How many times a transient failure is retried in one run (the `max-retries` option, default 5).
     public let maxRetries: UInt32
     /// The delays between attempts.
     public let retryPolicy: RetryPolicy

@@ -6,7 +6,7 @@ import HaulCore
 import HaulTransfer
 import Logging
 
-/// Runs transfers on the bus (SPEC §2): one `org.haul.Haul1.Task` object per task, each driven by its pure
+/// Runs transfers on the bus: one `org.haul.Haul1.Task` object per task, each driven by its pure
 /// lifecycle machine; the actions it returns (start or stop an attempt, arm a retry, persist, publish, signal)
 /// are carried out here. Records are saved on every state change, so a restart finds every task as it was.
 actor TaskService {
@@ -292,7 +292,7 @@ actor TaskService {
         }
     }
 
-    /// Publishes running tasks' progress ten times a second — the coalescing of SPEC §2 — and stops when
+    /// Publishes running tasks' progress ten times a second — the coalescing the contract promises — and stops when
     /// nothing runs, so an idle daemon has no timer.
     private func startTicker() {
         guard ticker == nil else { return }
