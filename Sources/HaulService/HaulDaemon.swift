@@ -83,14 +83,15 @@ public struct HaulDaemon: Service {
         logger.info("https trusts \(configuration.trust)")
         let tasks = TaskService(
             objects: objects, indicator: indicator, client: TransferClient(configuration: clientConfiguration),
-            store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")), logger: logger
+            store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")),
+            settingsURL: configuration.stateDirectory.appendingPathComponent("manager.json"), logger: logger
         )
 
         // Subscribed before anything is exported, so that it sees every task from the first.
         let bridge = await desktopBridge(following: connection.uniqueName)
         await objects.addObjectManager(at: HaulBus.rootPath)
         try await objects.export(
-            [ManagerService.exportedInterface(tasks: tasks), await indicator.exportedInterface()],
+            [await ManagerService.exportedInterface(tasks: tasks), await indicator.exportedInterface()],
             at: HaulBus.managerPath
         )
         await objects.onPeerVanished { name in await indicator.releaseHolds(of: name) }

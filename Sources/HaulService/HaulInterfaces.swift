@@ -33,6 +33,9 @@ public enum HaulInterfaces {
             Signal("TaskDidSuspend", [.init("task", .objectPath)]),
             Signal("TaskDidComplete",
                    [.init("task", .objectPath), .init("error_name", .string), .init("error_message", .string)]),
+        ],
+        properties: [
+            Property("DefaultConnections", .uint32, access: .readwrite),
         ]
     )
 
@@ -72,6 +75,7 @@ public enum HaulInterfaces {
             Property("ErrorName", .string),
             Property("ErrorMessage", .string),
             Property("HTTPStatus", .uint32),
+            Property("Connections", .uint32, access: .readwrite),
         ]
     )
 

@@ -3,7 +3,7 @@ import HaulCore
 
 /// `org.haul.Haul1.Manager`: validates transfer requests and hands them to the task service.
 enum ManagerService {
-    static func exportedInterface(tasks: TaskService) -> DBusExportedInterface {
+    static func exportedInterface(tasks: TaskService) async -> DBusExportedInterface {
         DBusExportedInterface(
             HaulInterfaces.manager,
             methods: [
@@ -23,7 +23,12 @@ enum ManagerService {
                 "SuspendAll": { _ in await tasks.forEachTask(.suspend); return [] },
                 "ResumeAll": { _ in await tasks.forEachTask(.resume); return [] },
                 "CancelAll": { _ in await tasks.forEachTask(.cancel); return [] },
-            ]
+            ],
+            properties: ["DefaultConnections": .uint32(await tasks.settings.defaultConnections)],
+            setProperty: { name, value, _ in
+                // The object server lets through writes of read-write properties only.
+                if name == "DefaultConnections" { try await tasks.setDefaultConnections(value) }
+            }
         )
     }
 

@@ -18,7 +18,8 @@ struct SegmentedDownload {
         var head: @Sendable (DownloadHead) -> Void
         /// Bytes on disk in the whole file.
         var progress: @Sendable (UInt64) -> Void
-        /// The plan to save with the task: on every 4 MiB of a segment and when the attempt ends.
+        /// The plan to save with the task: when it is made or split, on every MiB of a segment, and when the
+        /// attempt ends.
         var plan: @Sendable (SegmentPlan) -> Void
     }
 
@@ -84,6 +85,8 @@ struct SegmentedDownload {
                     switch event {
                     case .sized:
                         if let total = book.total, let failure = file.preallocate(total) { throw failure }
+                        // Saved from the start: a crash from here on resumes the segments, not the download.
+                        if let plan = book.plan { observer.plan(plan) }
                         for (index, segment) in book.unstarted().prefix(connections - running) {
                             launch(index, start: segment.next, end: segment.end, fresh: false)
                         }
@@ -94,6 +97,7 @@ struct SegmentedDownload {
                         // A free connection takes a segment nobody works on, else half of the largest running one.
                         if let (index, segment) = book.unstarted().first ?? book.takeOver() {
                             launch(index, start: segment.next, end: segment.end, fresh: false)
+                            if let plan = book.plan { observer.plan(plan) }
                         }
                     }
                     if running == 0 { break }
@@ -171,6 +175,8 @@ final class SegmentBook: Sendable {
 
     private let state: Mutex<State>
     private let connections: Int
+    /// How far a segment goes between two plans handed to the caller: what a crash may make it fetch again.
+    static let checkpoint: Int64 = 1 << 20
 
     init(plan: SegmentPlan?, validator: ResumeValidator?, connections: Int) {
         state = Mutex(State(plan: plan, validator: validator))
@@ -249,7 +255,7 @@ final class SegmentBook: Sendable {
     }
 
     /// Records `count` bytes written into segment `index`: the file's total on disk, and the plan when a segment
-    /// crossed a checkpoint (every 4 MiB, and its end).
+    /// crossed a checkpoint (every MiB, and its end).
     func record(_ count: Int64, in index: Int) -> (Int64, SegmentPlan?) {
         state.withLock { state in
             guard var plan = state.plan else {
@@ -260,7 +266,7 @@ final class SegmentBook: Sendable {
             state.plan = plan
             let segment = plan.segments[index]
             let last = state.checkpoints[index] ?? 0
-            guard segment.done - last >= Int64(Writeback.chunk) || segment.isComplete else { return (plan.bytesDone, nil) }
+            guard segment.done - last >= SegmentBook.checkpoint || segment.isComplete else { return (plan.bytesDone, nil) }
             state.checkpoints[index] = segment.done
             return (plan.bytesDone, plan)
         }

@@ -20,6 +20,9 @@ actor TaskService {
     let clock = EventLoopClock()
     var tasks: [UInt32: ManagedTask] = [:]
     var isShuttingDown = false
+    /// The Manager's read-write settings (`DefaultConnections`), saved in `settingsURL`.
+    private(set) var settings: ManagerSettings
+    private let settingsURL: URL
     private var nextID: UInt32 = 1
     /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
     private var restoredIDs: Set<UInt32> = []
@@ -27,7 +30,7 @@ actor TaskService {
 
     init(
         objects: DBusObjectServer, indicator: ActivityIndicatorService, client: TransferClient, store: TaskStore,
-        logger: Logger
+        settingsURL: URL, logger: Logger
     ) {
         self.objects = objects
         self.indicator = indicator
@@ -35,6 +38,10 @@ actor TaskService {
         self.store = store
         records = TaskRecordWriter(store: store)
         self.logger = logger
+        self.settingsURL = settingsURL
+        let (settings, problem) = ManagerSettings.load(from: settingsURL)
+        self.settings = settings
+        if let problem { logger.warning("\(problem)") }
     }
 
     // MARK: Restoring and stopping
@@ -106,6 +113,8 @@ actor TaskService {
         if tasks.values.contains(where: { $0.record.path == destination.path && $0.record.state != .completed }) {
             throw HaulErrorName.fileExists.error("another task is already downloading to \(destination.path)")
         }
+        var options = options
+        options.connections = options.connections ?? settings.defaultConnections
         let record = TaskRecord(id: nextID, download: url, to: destination, options: options, createdAt: Date())
         return try await add(record, startSuspended: options.startSuspended)
     }
@@ -141,6 +150,46 @@ actor TaskService {
             await perform(actions, for: record.id)
         }
         return task.path
+    }
+
+    // MARK: Read-write properties
+
+    /// The Manager's `DefaultConnections`: 1 to 16, saved at once.
+    func setDefaultConnections(_ value: DBusValue) async throws(DBusError) {
+        guard case .uint32(let connections) = value, DownloadOptions.connectionRange.contains(connections) else {
+            throw .invalidArgs("DefaultConnections must be a u between 1 and 16")
+        }
+        var changed = settings
+        changed.defaultConnections = connections
+        do {
+            try changed.save(to: settingsURL)
+        } catch {
+            throw .failed("cannot save the settings in \(settingsURL.path(percentEncoded: false)): \(error)")
+        }
+        settings = changed
+        do {
+            try await objects.updateProperties(
+                ["DefaultConnections": .uint32(connections)], interface: HaulBus.managerInterface, at: HaulBus.managerPath
+            )
+        } catch {
+            logger.error("could not publish DefaultConnections: \(error)")
+        }
+    }
+
+    /// A task's `Connections`: 1 to 16, for its next attempt (a running transfer keeps its connections until it
+    /// is suspended and resumed, or retried).
+    func setConnections(_ value: DBusValue, of id: UInt32) async throws(DBusError) {
+        guard case .uint32(let connections) = value, DownloadOptions.connectionRange.contains(connections) else {
+            throw .invalidArgs("Connections must be a u between 1 and 16")
+        }
+        guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
+        guard task.machine.state != .completed else { throw HaulErrorName.taskCompleted.error("task \(id) has completed") }
+        guard task.record.kind == .download else {
+            throw .invalidArgs("Connections applies to downloads; task \(id) is an upload")
+        }
+        tasks[id]?.record.connections = connections
+        await persist(id)
+        await publish(id, ["Connections": .uint32(connections)])
     }
 
     // MARK: Task commands
@@ -274,7 +323,11 @@ actor TaskService {
                 "Cancel": { [self] _ in try await self.run(.cancel, on: id); return [] },
                 "Forget": { [self] _ in try await self.forget(id); return [] },
             ],
-            properties: task.properties()
+            properties: task.properties(),
+            setProperty: { [self] name, value, _ in
+                // The object server lets through writes of read-write properties only.
+                if name == "Connections" { try await self.setConnections(value, of: id) }
+            }
         )
         do {
             try await objects.export([interface], at: task.path)

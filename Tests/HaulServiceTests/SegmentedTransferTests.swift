@@ -1,0 +1,166 @@
+import DBusKit
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// Downloads over several connections through hauld: the option and the properties, a kill -9 mid-way with the
+/// server's count of what was fetched again, and a disk too small.
+@Suite(.timeLimit(.minutes(3))) struct SegmentedTransferTests {
+    static let mib = 1 << 20
+
+    @Test func connectionsComeFromTheOptionOrTheManagersDefault() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await TransferFixture.with(stateDirectory: state) { f throws in
+            let query = "/gen/8m?seed=91"
+            let task = try await f.download(query, to: "four.bin", options: ["connections": .uint32(4)])
+            try await f.wait(task, until: "completed")
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.property(task, "Connections") == .uint32(4))
+            #expect(try await f.sha256(of: "four.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 91)))
+            let log = try await f.server.stats().log(query)
+            #expect(log.count >= 4 && log.first?.range == "bytes=0-1048575")
+            #expect(log.dropFirst().allSatisfy { $0.ifRange == "\"gen-8388608-91\"" })
+
+            try await f.setManager("DefaultConnections", .uint32(3))
+            let byDefault = try await f.download("/gen/1k?seed=92", to: "default.bin")
+            #expect(try await f.property(byDefault, "Connections") == .uint32(3))
+            for bad: DBusValue in [.uint32(0), .uint32(17), .int32(2)] {
+                await #expect(throws: DBusError.self) { try await f.setManager("DefaultConnections", bad) }
+            }
+            do {
+                _ = try await f.download("/gen/1k", to: "bad.bin", options: ["connections": .uint32(17)])
+                Issue.record("17 connections were accepted")
+            } catch let error as DBusError {
+                #expect(error.name == "org.haul.Haul1.Error.InvalidArgument")
+            }
+            // A suspended task takes a new value for its next start.
+            let later = try await f.download("/gen/1k?seed=93", to: "later.bin", options: ["start-suspended": .boolean(true)])
+            try await f.client.setProperty(
+                destination: DaemonFixture.name, path: later, interface: TransferFixture.task, name: "Connections",
+                value: .uint32(8)
+            )
+            #expect(try await f.property(later, "Connections") == .uint32(8))
+        }
+        // Kept across a restart.
+        try await DaemonFixture.with(stateDirectory: state) { daemon throws in
+            let value = try await daemon.client.property(
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
+                name: "DefaultConnections"
+            )
+            #expect(value == .uint32(3))
+        }
+    }
+
+    /// hauld killed while four connections run: the restarted hauld continues every segment from what its saved
+    /// plan says is on disk, so what the server sends again is bounded by the plan's checkpoints (1 MiB a segment)
+    /// and what was in flight.
+    @Test func aKilledDownloadContinuesEverySegment() async throws {
+        let server = try TestHTTPServer()
+        defer { server.stop() }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let state = bus.directory.appendingPathComponent("state")
+        let target = bus.directory.appendingPathComponent("killed.bin").path
+        let client = try await DBusConnection.connect(address: bus.address)
+        let size = 32 * Self.mib
+        let query = "/gen/32m?seed=94&throttle=4000000"
+        let first = try await HauldProcess(bus: bus, stateDirectory: state)
+        let reply = try await client.call(
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
+            member: "DownloadWithOptions",
+            [.string(server.url(query)), .string(target), .vardict(["connections": .uint32(4)])]
+        )
+        let task = try #require(reply.first?.objectPathValue)
+        let received = { () async -> UInt64 in
+            ((try? await client.property(
+                destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "BytesReceived"
+            ))?.uint64Value) ?? 0
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await received() < UInt64(12 * Self.mib), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        _ = await first.stop(signal: SIGKILL)
+        let sentBefore = try await server.stats().bytesSent(query)
+
+        let second = try await HauldProcess(bus: bus, stateDirectory: state)
+        let finished = ContinuousClock.now + .seconds(60)
+        while (try? await client.property(
+            destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "State"
+        )) != .string("completed"), ContinuousClock.now < finished {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: size, seed: 94)))
+        let stats = try await server.stats()
+        let refetched = stats.bytesSent(query) - size
+        // Per segment: what came after its last checkpoint (1 MiB, saved within 100 ms) and what was in its socket
+        // when hauld died.
+        #expect(refetched <= 4 * 3 * Self.mib, "fetched \(refetched) bytes twice")
+        #expect(sentBefore >= 12 * Self.mib)
+        #expect(stats.log(query).dropFirst().allSatisfy { $0.ifRange == "\"gen-33554432-94\"" }, "\(stats.log(query).map { ($0.range ?? "-", $0.ifRange ?? "-", $0.bytesSent) })")
+        _ = await second.stop()
+        await client.close()
+    }
+
+    /// A disk too small for the file fails at once, before the body is fetched, with one connection or four.
+    @Test(arguments: [1, 4])
+    func aDiskTooSmallFailsAtOnce(_ connections: Int) async throws {
+        try await TransferFixture.with { f throws in
+            let small = f.folder.appendingPathComponent("small")
+            try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
+            let mount = try await Command.run("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", small.path])
+            try #require(mount.status == 0, "tests run as root and mount a tmpfs: \(mount.stderr)")
+            var failure: (any Error)?
+            do {
+                let query = "/gen/16m?seed=95&throttle=2000000&id=\(connections)"
+                let started = ContinuousClock.now
+                let options: [String: DBusValue] = [
+                    "connections": .uint32(UInt32(connections)), "max-retries": .uint32(0),
+                ]
+                let task = try await f.download(query, to: "small/big.bin", options: options)
+                try await f.wait(task, until: "completed", timeout: .seconds(10))
+                #expect(ContinuousClock.now - started < .seconds(3))
+                #expect(try await f.errorName(task) == "org.haul.Haul1.Error.DiskFull")
+                #expect(try await f.server.stats().bytesSent(query) < Self.mib)
+            } catch {
+                failure = error
+            }
+            _ = try? await Command.run("umount", ["-l", small.path])
+            if let failure { throw failure }
+        }
+    }
+}
+
+extension TransferFixture {
+    func setManager(_ name: String, _ value: DBusValue) async throws {
+        try await client.setProperty(
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, name: name,
+            value: value
+        )
+    }
+}
+
+extension SegmentedTransferTests {
+    /// Suspend closes every connection: once it returns nothing more reaches the file, and Resume continues each
+    /// segment to a byte-exact result.
+    @Test func suspendStopsEveryConnection() async throws {
+        try await TransferFixture.with { f throws in
+            let query = "/gen/16m?seed=96&throttle=1000000"
+            let task = try await f.download(query, to: "paused.bin", options: ["connections": .uint32(4)])
+            try await f.wait(task, received: UInt64(3 * Self.mib))
+            try await f.taskCall(task, "Suspend")
+            let partial = f.folder.appendingPathComponent("paused.bin.haul-partial")
+            let atSuspend = try Data(contentsOf: partial)
+            let bytes = try await f.property(task, "BytesReceived")
+            try await Task.sleep(for: .seconds(1))
+            #expect(try Data(contentsOf: partial) == atSuspend, "nothing written after Suspend returned")
+            #expect(try await f.property(task, "BytesReceived") == bytes)
+            let stats = try await f.server.stats()
+            #expect(stats.log(query).allSatisfy { $0.outcome != "pending" }, "every connection closed")
+            try await f.taskCall(task, "Resume")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.sha256(of: "paused.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 16 * Self.mib, seed: 96)))
+        }
+    }
+}
