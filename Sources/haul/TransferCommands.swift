@@ -67,13 +67,30 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Create the task suspended.")
     var suspended = false
 
+    @Option(
+        name: [.customShort("x"), .customLong("connections")],
+        help: ArgumentHelp(
+            "Connections to use, 1 to 16 (aria2's -x; default: hauld's DefaultConnections). Servers that cap each "
+                + "connection's speed serve a file split in segments faster.",
+            valueName: "N"
+        )
+    )
+    var connections: UInt32?
+
     @OptionGroup var attach: AttachOptions
+
+    func validate() throws {
+        if let connections, !(1...16).contains(connections) {
+            throw ValidationError("--connections must be between 1 and 16")
+        }
+    }
 
     func run() async throws {
         try await reportingFailures {
             let client = try await HaulClient.connect()
             var options: [String: DBusValue] = ["overwrite": .boolean(overwrite), "start-suspended": .boolean(suspended)]
             if let sha256 { options["sha256"] = .string(sha256) }
+            if let connections { options["connections"] = .uint32(connections) }
             let headers = try attach.parsedHeaders()
             if !headers.isEmpty { options["headers"] = .stringDictionary(headers) }
             let destination = absolute(output ?? Self.defaultName(for: url))

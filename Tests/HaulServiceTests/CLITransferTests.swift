@@ -18,6 +18,19 @@ import Testing
         }
     }
 
+    @Test func getSplitsAcrossConnectionsWithX() async throws {
+        try await TransferFixture.with { f throws in
+            let query = "/gen/4m?seed=33"
+            let result = try await haul(f, ["get", "-x", "4", f.server.url(query), "-o", f.file("x4.bin")])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try await f.property("/org/haul/Haul1/Tasks/1", "Connections") == .uint32(4))
+            #expect(try await f.server.stats().requests(query) >= 4)
+            #expect(try await f.sha256(of: "x4.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 4 << 20, seed: 33)))
+            let refused = try await haul(f, ["get", "--connections", "17", f.server.url(query), "-o", f.file("x17.bin")])
+            #expect(refused.status == 64, "a usage error")
+        }
+    }
+
     @Test func aFailedDownloadExitsOneWithTheErrorName() async throws {
         try await TransferFixture.with { f throws in
             let result = try await haul(f, ["get", f.server.url("/nothing?status=404"), "-o", f.file("404.bin")])
