@@ -119,7 +119,9 @@ import Testing
             _ = await third.stop(signal: SIGKILL)
 
             let fourth = try await restarts.start()
-            #expect(try await restarts.property(task, "State") == .string("running"))
+            // Continued, not held back: running, or already done (nothing stalls this fourth attempt).
+            let state = try await restarts.property(task, "State")
+            #expect(state == .string("running") || state == .string("completed"), "\(state)")
             #expect(try await restarts.property(task, "ErrorMessage") == .string(""))
             try await restarts.waitUntilCompleted(task)
             #expect(try await restarts.server.stats().requests(query) == 4)

@@ -6,8 +6,9 @@ import Testing
 /// Resuming with a date in `If-Range` only when the date is a strong validator (RFC 9110 §8.8.2.2), against the
 /// test server with no ETag, so that `Last-Modified` is the only validator.
 @Suite(.timeLimit(.minutes(2))) struct TransferIfRangeTests {
-    /// Downloads `query` (2 MiB, generated with `seed`, 4 s at the server's pace), suspends it with some bytes on
-    /// disk and resumes it; returns the server's log of its requests.
+    /// Downloads `query` (2 MiB, generated with `seed`; the first answer pauses after 300 000 bytes, so the Suspend
+    /// always finds it running, however loaded the machine), suspends it with some bytes on disk and resumes it;
+    /// returns the server's log of its requests.
     func suspendAndResume(_ f: TransferFixture, _ query: String, seed: Int) async throws -> [ServerStats.Request] {
         let task = try await f.download(query, to: "file.bin")
         try await f.wait(task, received: 200_000)
@@ -22,7 +23,7 @@ import Testing
 
     @Test func aDateAsLateAsTheResponseIsWeakSoTheResumeFetchesTheWholeFile() async throws {
         try await TransferFixture.with { f throws in
-            let query = "/gen/2m?seed=41&throttle=500000&no-etag=1&date=last-modified"
+            let query = "/gen/2m?seed=41&stall-after=300000&stall-seconds=30&no-etag=1&date=last-modified"
             let log = try await suspendAndResume(f, query, seed: 41)
             try #require(log.count == 2, "\(log)")
             // No Range at all: without a usable If-Range the task starts again from zero.
@@ -34,7 +35,7 @@ import Testing
 
     @Test func aDateASecondBeforeTheResponseIsStrongSoTheResumeSendsIt() async throws {
         try await TransferFixture.with { f throws in
-            let query = "/gen/2m?seed=42&throttle=500000&no-etag=1"
+            let query = "/gen/2m?seed=42&stall-after=300000&stall-seconds=30&no-etag=1"
             let log = try await suspendAndResume(f, query, seed: 42)
             try #require(log.count == 2, "\(log)")
             // The server's Last-Modified for /gen is 2001-01-01 plus the seed in seconds; its Date is now.

@@ -130,7 +130,7 @@ public enum HTTPResume {
     ///   already whole (``ResponseDecision/alreadyComplete``). Otherwise the partial file does not fit the resource
     ///   (it changed and shrank): a transient ``TransferErrorKind/http`` 416 failure that discards the partial file,
     ///   so the retry downloads it all again.
-    /// - anything else, 3xx included (redirects are followed by the HTTP client, so one reaching here is an error):
+    /// - anything else, 3xx included (redirects are noted before this is asked, so one reaching here is an error):
     ///   ``TransferFailure/http(status:retryAfter:)`` with the `Retry-After` delay as of `now`.
     public static func interpret(
         status: Int,

@@ -58,7 +58,7 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
     /// An HTTP error status, with a message such as `HTTP 404 Not Found`.
     ///
     /// 408, 429 and 5xx are transient (retried); every other status (other 4xx, and 1xx–3xx, which reach this point
-    /// only when something is wrong, since redirects are followed by the HTTP client) is permanent.
+    /// only when something is wrong, since redirects are followed before) is permanent.
     public static func http(status: Int, retryAfter: Duration? = nil) -> TransferFailure {
         let phrase = reasonPhrase(status).map { " \($0)" } ?? ""
         return TransferFailure(

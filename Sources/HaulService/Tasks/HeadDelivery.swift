@@ -6,7 +6,7 @@ import Synchronization
 final class HeadDelivery: Sendable {
     private let delivery = Mutex<Task<Void, Never>?>(nil)
 
-    /// Starts delivering; an attempt receives at most one head (redirects are followed inside the client).
+    /// Starts delivering; an attempt receives at most one head (redirects are followed before it, by the client).
     func send(_ deliver: @escaping @Sendable () async -> Void) {
         delivery.withLock { $0 = Task(operation: deliver) }
     }
