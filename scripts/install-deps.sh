@@ -27,6 +27,7 @@ if [ "$mode" = bench ]; then
   required+=(
     "curl:curl"
     "/usr/sbin/nginx:nginx"
+    "aria2c:aria2"
   )
 fi
 

@@ -12,6 +12,8 @@ struct Bench: Sendable {
         var controlSamples: Int
         var indicatorRepetitions: Int
         var idleSeconds: Int
+        var segmentedSize: Int
+        var segmentRounds: Int
     }
 
     let settings: Settings

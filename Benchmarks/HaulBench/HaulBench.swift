@@ -42,18 +42,26 @@ struct HaulBench: AsyncParsableCommand {
     @Option(help: "Seconds hauld is watched while idle.")
     var idleSeconds = 60
 
+    @Option(name: .customLong("segmented-mib"), help: "Size of the segmented phase's file, in MiB.")
+    var segmentedMiB = 200
+
+    @Option(help: "Rounds of the segmented phase (each: hauld -x16 and aria2c capped, hauld -x8 and -x1 uncapped).")
+    var segmentRounds = 3
+
     @Option(
         parsing: .upToNextOption,
-        help: "Phases to run (default: all): indicator, single, concurrent, control, idle. For profiling one."
+        help: "Phases to run (default: all): indicator, single, concurrent, segmented, control, idle. For profiling one."
     )
     var phases: [Phase] = Phase.allCases
 
     enum ServerKind: String, ExpressibleByArgument { case nginx, python }
-    enum Phase: String, CaseIterable, ExpressibleByArgument { case indicator, single, concurrent, control, idle }
+    enum Phase: String, CaseIterable, ExpressibleByArgument {
+        case indicator, single, concurrent, segmented, control, idle
+    }
 
     func validate() throws {
         guard rounds > 0, transfers > 0, largeMiB > 0, smallMiB > 0, controlSamples > 0, indicatorRepetitions > 0,
-            idleSeconds >= 0
+            idleSeconds >= 0, segmentedMiB > 0, segmentRounds > 0
         else { throw ValidationError("every count and size must be positive") }
     }
 
@@ -61,10 +69,14 @@ struct HaulBench: AsyncParsableCommand {
         let began = ContinuousClock.now
         let settings = Bench.Settings(
             rounds: rounds, transfers: transfers, largeSize: largeMiB << 20, smallSize: smallMiB << 20,
-            controlSamples: controlSamples, indicatorRepetitions: indicatorRepetitions, idleSeconds: idleSeconds
+            controlSamples: controlSamples, indicatorRepetitions: indicatorRepetitions, idleSeconds: idleSeconds,
+            segmentedSize: segmentedMiB << 20, segmentRounds: segmentRounds
         )
         log("writing \(largeMiB) MiB and \(smallMiB) MiB files to serve")
-        let workspace = try Workspace(largeSize: settings.largeSize, smallSize: settings.smallSize)
+        let workspace = try Workspace(
+            largeSize: settings.largeSize, smallSize: settings.smallSize,
+            segmentedSize: phases.contains(.segmented) ? settings.segmentedSize : 0
+        )
         defer { workspace.remove() }
         let fileServer = try await startServer(workspace)
         defer { fileServer.stop() }
@@ -92,6 +104,10 @@ struct HaulBench: AsyncParsableCommand {
                 let (concurrent, fullSpeedLoad) = try await bench.concurrentDownloads()
                 results.concurrent = concurrent
                 results.busLoad.append(fullSpeedLoad)
+            }
+            if phases.contains(.segmented) {
+                log("\(segmentedMiB) MiB in segments: capped at \(connectionCap >> 20) MiB/s per connection, and not")
+                results.segmented = try await bench.segmentedDownloads()
             }
             if phases.contains(.control) {
                 log("Suspend/Resume with \(transfers) throttled downloads in flight")

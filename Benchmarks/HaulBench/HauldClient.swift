@@ -34,6 +34,14 @@ struct HauldClient: Sendable {
         return task
     }
 
+    func download(_ url: String, to path: String, options: [String: DBusValue]) async throws -> ObjectPath {
+        let reply = try await managerCall("DownloadWithOptions", [.string(url), .string(path), .vardict(options)])
+        guard let task = reply.first?.objectPathValue else {
+            throw TestSupportError("DownloadWithOptions answered \(reply)")
+        }
+        return task
+    }
+
     @discardableResult
     func managerCall(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
         try await connection.call(

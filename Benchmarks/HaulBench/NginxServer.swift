@@ -41,6 +41,10 @@ final class NginxServer: FileServer {
         "http://127.0.0.1:\(port)/\(throttled ? "slow/" : "")\(file)"
     }
 
+    func cappedURL(_ file: String) -> String {
+        "http://127.0.0.1:\(port)/capped/\(file)"
+    }
+
     /// Fast shutdown (SIGTERM), then SIGKILL after 5 s.
     func stop() {
         guard process.isRunning else { return }
@@ -78,6 +82,10 @@ final class NginxServer: FileServer {
                     location /slow/ {
                         alias \(root.path)/;
                         limit_rate \(throttleRate);
+                    }
+                    location /capped/ {
+                        alias \(root.path)/;
+                        limit_rate \(connectionCap);
                     }
                 }
             }

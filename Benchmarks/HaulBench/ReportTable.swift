@@ -53,6 +53,26 @@ enum ReportTable {
                 ),
             ]
         }
+        if let segmented = results.segmented {
+            let label = "\(size(segmented.bytes)), \(segmented.capBytesPerSecond >> 20) MiB/s per connection"
+            let seconds = { (values: [Double]) in String(format: "%.2f s", Statistics.median(values)) }
+            rows += [
+                Row(
+                    figure: "\(label): hauld -x16 / aria2c -x16 -s16", hauld: seconds(segmented.hauld16Seconds),
+                    curl: seconds(segmented.aria2Seconds), ratio: ratio(segmented.aria2Ratio)
+                ),
+                Row(
+                    figure: "\(label): hauld -x16 / curl", hauld: seconds(segmented.hauld16Seconds),
+                    curl: String(format: "%.2f s", segmented.curlSeconds),
+                    ratio: ratio(Statistics.median(segmented.hauld16Seconds) / max(segmented.curlSeconds, 1e-9))
+                ),
+                Row(
+                    figure: "\(size(segmented.bytes)) uncapped: hauld -x8 / hauld -x1",
+                    hauld: seconds(segmented.hauld8Seconds), curl: seconds(segmented.hauld1Seconds),
+                    ratio: ratio(segmented.eightToOneRatio)
+                ),
+            ]
+        }
         if let fresh = results.hauldFresh {
             rows.append(Row(figure: "Fresh hauld, RSS / anonymous / PSS", hauld: memory(fresh)))
         }

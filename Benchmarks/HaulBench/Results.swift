@@ -12,6 +12,7 @@ struct BenchResults: Codable, Sendable {
     var hauldFresh: MemoryFigures?
     var singleDownload: SingleDownloadFigures?
     var concurrent: ConcurrentFigures?
+    var segmented: SegmentedFigures?
     var busLoad: [BusLoadFigures] = []
     var control: ControlFigures?
     var indicator: IndicatorFigures?

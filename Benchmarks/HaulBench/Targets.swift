@@ -39,6 +39,19 @@ enum Targets {
                 concurrent.hauldPeakResidentBytes <= 60_000_000
             )
         }
+        if let segmented = results.segmented {
+            add(
+                "\(ReportTable.size(segmented.bytes)) capped per connection: hauld -x16 at least as fast as aria2c -x16 -s16",
+                "\(format(1 / segmented.aria2Ratio))× aria2c's speed (curl, one connection: "
+                    + "\(format(segmented.curlSeconds)) s)",
+                segmented.aria2Ratio <= 1
+            )
+            add(
+                "uncapped: 8 connections no more than 10 % slower than 1",
+                "\(format(segmented.eightToOneRatio))× the time of one connection",
+                segmented.eightToOneRatio <= 1.1
+            )
+        }
         if let idle = results.idle {
             let memory = idle.memory
             add(

@@ -12,8 +12,10 @@ struct Workspace: Sendable {
     /// The large file of the single-download figures and the small one of the concurrent figures.
     static let largeFile = "large.bin"
     static let smallFile = "small.bin"
+    /// The file of the segmented phase.
+    static let segmentedFile = "segmented.bin"
 
-    init(largeSize: Int, smallSize: Int) throws {
+    init(largeSize: Int, smallSize: Int, segmentedSize: Int) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("haul-bench-\(UUID().uuidString)")
         served = root.appendingPathComponent("www")
         hauldDownloads = root.appendingPathComponent("hauld")
@@ -26,6 +28,9 @@ struct Workspace: Sendable {
         chmod(served.path, 0o755)
         try ContentFile.write(served.appendingPathComponent(Self.largeFile), size: largeSize, seed: 1)
         try ContentFile.write(served.appendingPathComponent(Self.smallFile), size: smallSize, seed: 2)
+        if segmentedSize > 0 {
+            try ContentFile.write(served.appendingPathComponent(Self.segmentedFile), size: segmentedSize, seed: 3)
+        }
     }
 
     func hauldFile(_ name: String) -> String { hauldDownloads.appendingPathComponent(name).path }
