@@ -258,12 +258,13 @@ final class SegmentBook: Sendable {
     /// crossed a checkpoint (every MiB, and its end).
     func record(_ count: Int64, in index: Int) -> (Int64, SegmentPlan?) {
         state.withLock { state in
-            guard var plan = state.plan else {
+            guard state.plan != nil else {
                 state.written += count
                 return (state.written, nil)
             }
-            plan.record(count, in: index)
-            state.plan = plan
+            // Mutated in place: this runs for every chunk of every connection, and a copy would copy the segments.
+            state.plan?.record(count, in: index)
+            guard let plan = state.plan, plan.segments.indices.contains(index) else { return (0, nil) }
             let segment = plan.segments[index]
             let last = state.checkpoints[index] ?? 0
             guard segment.done - last >= SegmentBook.checkpoint || segment.isComplete else { return (plan.bytesDone, nil) }
