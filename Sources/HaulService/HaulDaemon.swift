@@ -96,29 +96,32 @@ public struct HaulDaemon: Service {
         )
         await objects.onPeerVanished { name in await indicator.releaseHolds(of: name) }
 
-        // Before the name is taken, so that the first caller already sees every task.
-        await tasks.restore()
-        switch try await connection.requestName(HaulBus.name) {
-        case .primaryOwner, .alreadyOwner:
-            break
-        case .exists, .inQueue:
-            await bridge?.stop()
-            await connection.close()
-            throw Failure.nameTaken(HaulBus.name)
-        }
-        logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
-        await tasks.continueRestored()
+        try await withThrowingDiscardingTaskGroup { group in
+            // The tasks' outbox is sent from the start: restoring exports every task through it.
+            group.addTask { await tasks.publishing() }
+            // Before the name is taken, so that the first caller already sees every task.
+            await tasks.restore()
+            switch try await connection.requestName(HaulBus.name) {
+            case .primaryOwner, .alreadyOwner:
+                break
+            case .exists, .inQueue:
+                await bridge?.stop()
+                await connection.close()
+                throw Failure.nameTaken(HaulBus.name)
+            }
+            logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
+            await tasks.continueRestored()
 
-        await withDiscardingTaskGroup { group in
             group.addTask { await indicator.run() }
             if let bridge { group.addTask { await bridge.run() } }
             // Ends on a graceful shutdown (SIGTERM, SIGINT) or when the bus connection is lost.
             await cancelWhenGracefulShutdown { await objects.run() }
             await bridge?.stop()
+            // Attempts stop without touching the saved states: the next start continues every task. This also
+            // ends the tasks' outbox, once sent.
+            await tasks.shutdown()
             group.cancelAll()
         }
-        // Attempts stop without touching the saved states: the next start continues every task.
-        await tasks.shutdown()
         let connected = await connection.isConnected
         let lostBus = !Task.isShuttingDownGracefully && !connected
         await connection.close()

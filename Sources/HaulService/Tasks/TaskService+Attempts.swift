@@ -34,7 +34,7 @@ extension TaskService {
                 result = .failure(error)
             }
             await heads.delivered()
-            await self.attemptEnded(id, result, stopped: Task.isCancelled)
+            self.attemptEnded(id, result, stopped: Task.isCancelled)
         }
     }
 
@@ -97,7 +97,7 @@ extension TaskService {
 
     /// A response head: what the server says about resuming, saved at once so a crash can resume too. It is
     /// published with the next progress tick, within 100 ms, keeping to ten updates a second.
-    private func headReceived(_ id: UInt32, _ head: DownloadHead) async {
+    private func headReceived(_ id: UInt32, _ head: DownloadHead) {
         guard var task = tasks[id] else { return }
         // A 206 continues the representation the validator names (and may omit Last-Modified): keep it.
         if head.offset == 0 {
@@ -109,10 +109,10 @@ extension TaskService {
         task.record.expectedTotal = head.expectedTotal ?? -1
         task.probe.set(bytes: UInt64(head.offset), expected: task.record.expectedTotal)
         tasks[id] = task
-        await persist(id)
+        persist(id)
     }
 
-    private func attemptEnded(_ id: UInt32, _ result: Result<UInt32?, TransferFailure>, stopped: Bool) async {
+    private func attemptEnded(_ id: UInt32, _ result: Result<UInt32?, TransferFailure>, stopped: Bool) {
         // While shutting down only a success is recorded (its file is in place); anything else stays restorable.
         if isShuttingDown, case .failure = result { return }
         guard var task = tasks[id] else { return }
@@ -144,6 +144,6 @@ extension TaskService {
             actions = task.machine.transferFailed(failure, now: now)
         }
         tasks[id] = task
-        await perform(actions, for: id)
+        perform(actions, for: id)
     }
 }
