@@ -97,15 +97,16 @@ import Testing
 
     @Test func ctrlCDetachesAndTheTransferGoesOn() async throws {
         try await TransferFixture.with { f throws in
-            // The server pauses after 300 000 bytes for 5 s: the Ctrl-C finds the transfer running, however loaded
+            // The server pauses after 300 000 bytes for 10 s: the Ctrl-C finds the transfer running, however loaded
             // the machine (haul sends it once 100 000 bytes are in).
-            let query = "/gen/2m?seed=35&stall-after=300000&stall-seconds=5"
+            let query = "/gen/2m?seed=35&stall-after=300000&stall-seconds=10"
             let get = try Command.start(
                 Command.built("haul"), ["get", f.server.url(query), "-o", f.file("bg.bin")],
                 environment: f.daemon.bus.environment
             )
             let task: ObjectPath = "/org/haul/Haul1/Tasks/1"
             try await f.wait(task, received: 100_000)
+            try #require(try await f.property(task, "State") == .string("running"), "paused by the server, not done")
             kill(get.pid, SIGINT)
             let result = await Command.finish(get)
             #expect(result.status == 130)

@@ -45,8 +45,11 @@ extension TaskService {
         let url = try transferURL(record)
         let partial = DownloadCompletion.partialPath(for: record.path)
         if usesSegments(record) {
-            // A plan that does not fit the file as the server last described it starts from zero.
-            let plan = record.segments.flatMap { SegmentPlan.restored($0, total: record.expectedTotal) }
+            // A plan that does not fit the file as the server last described it starts from zero. Without a plan, what
+            // one connection appended so far is the first segment's start (Connections raised mid-way).
+            let appended = record.validator?.ifRangeValue == nil || record.expectedTotal <= 0
+                ? nil : SegmentPlan(total: record.expectedTotal, done: Int64(DownloadCompletion.size(of: partial)))
+            let plan = record.segments.map { SegmentPlan.restored($0, total: record.expectedTotal) } ?? appended
             probe.set(bytes: UInt64(max(plan?.bytesDone ?? 0, 0)), expected: record.expectedTotal)
             _ = try await client.download(
                 url: url, partialPath: partial, connections: Int(record.connections), plan: plan,
