@@ -50,13 +50,7 @@ final class DownloadWriter: ResponseSink {
 
     /// The response head: opens the partial file where the body goes, or notes a redirect.
     func head(status: Int, headers: [(String, String)]) -> Result<Void, TransferFailure> {
-        if Redirect.isRedirect(status), let location = HTTPResume.headerValue("Location", in: headers) {
-            return state.withLock { state in
-                guard !state.stopped else { return .failure(.cancelled) }
-                state.redirect = (status, location)
-                return .success(())
-            }
-        }
+        if let location = Redirect.location(status: status, headers: headers) { return noteRedirect(status, location) }
         let decision = HTTPResume.interpret(status: status, headers: headers, requestedOffset: requestedOffset)
         let result: Result<DownloadHead, TransferFailure> = state.withLock { state in
             guard !state.stopped else { return .failure(.cancelled) }
@@ -85,6 +79,15 @@ final class DownloadWriter: ResponseSink {
             }
         }
         return result.map { onHead($0) }
+    }
+
+    /// A redirect's body is not the file: only where it points is kept, for the client to follow.
+    private func noteRedirect(_ status: Int, _ location: String) -> Result<Void, TransferFailure> {
+        state.withLock { state in
+            guard !state.stopped else { return .failure(.cancelled) }
+            state.redirect = (status, location)
+            return .success(())
+        }
     }
 
     /// A part of the body, written at once.

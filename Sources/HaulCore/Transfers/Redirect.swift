@@ -11,6 +11,11 @@ public enum Redirect {
         [301, 302, 303, 307, 308].contains(status)
     }
 
+    /// Where a response sends its request on: its `Location`, when its status is one to follow.
+    public static func location(status: Int, headers: [(String, String)]) -> String? {
+        isRedirect(status) ? HTTPResume.headerValue("Location", in: headers) : nil
+    }
+
     /// The URL `location` points at, resolved against `current` and checked as ``TransferURL`` checks a client's URL.
     ///
     /// A target that cannot be used fails the transfer for good: an HTTP failure with the redirect's status and a
