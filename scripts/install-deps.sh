@@ -20,6 +20,7 @@ if [ "$mode" = test ]; then
     "curl:curl"
     "/usr/bin/python3:python3"
     "openssl:openssl"
+    "/usr/sbin/squid:squid"
   )
 fi
 if [ "$mode" = bench ]; then
