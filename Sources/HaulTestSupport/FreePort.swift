@@ -1,9 +1,9 @@
 import Foundation
 
 /// Ports on 127.0.0.1 for servers a test starts.
-public enum FreePort {
+package enum FreePort {
     /// A port the kernel has just handed out on 127.0.0.1, released for a server to take.
-    public static func loopback() throws -> Int {
+    package static func loopback() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -19,7 +19,7 @@ public enum FreePort {
     }
 
     /// Whether something accepts connections on 127.0.0.1:`port`.
-    public static func accepts(_ port: Int) -> Bool {
+    package static func accepts(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

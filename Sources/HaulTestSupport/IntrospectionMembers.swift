@@ -7,43 +7,43 @@ import Foundation
 /// The members of each interface in introspection XML, as comparable lines such as
 /// `method Download(in s url, in s destination, out o task)`, or as ``Interface`` values for a test that calls each
 /// one. Comments (documentation) are ignored.
-public enum IntrospectionMembers {
+package enum IntrospectionMembers {
     /// One interface of an introspected object.
-    public struct Interface: Sendable, Equatable {
-        public struct Argument: Sendable, Equatable {
-            public var name: String
+    package struct Interface: Sendable, Equatable {
+        package struct Argument: Sendable, Equatable {
+            package var name: String
             /// The argument's signature, such as `a{sv}`.
-            public var type: String
+            package var type: String
             /// `in` or `out`; empty for a signal's arguments.
-            public var direction: String
+            package var direction: String
         }
 
-        public struct Member: Sendable, Equatable {
+        package struct Member: Sendable, Equatable {
             /// `method` or `signal`.
-            public var kind: String
-            public var name: String
-            public var arguments: [Argument]
+            package var kind: String
+            package var name: String
+            package var arguments: [Argument]
 
             /// The arguments a call sends.
-            public var inputs: [Argument] { arguments.filter { $0.direction == "in" } }
+            package var inputs: [Argument] { arguments.filter { $0.direction == "in" } }
         }
 
-        public struct Property: Sendable, Equatable {
-            public var name: String
-            public var type: String
+        package struct Property: Sendable, Equatable {
+            package var name: String
+            package var type: String
             /// `read`, `write` or `readwrite`.
-            public var access: String
+            package var access: String
         }
 
-        public var name: String
-        public var members: [Member] = []
-        public var properties: [Property] = []
+        package var name: String
+        package var members: [Member] = []
+        package var properties: [Property] = []
 
-        public var methods: [Member] { members.filter { $0.kind == "method" } }
+        package var methods: [Member] { members.filter { $0.kind == "method" } }
     }
 
     /// Each interface's members as sorted lines, keyed by interface name.
-    public static func parse(_ xml: String) throws -> [String: [String]] {
+    package static func parse(_ xml: String) throws -> [String: [String]] {
         var result: [String: [String]] = [:]
         for interface in try interfaces(xml) {
             let members = interface.members.map { member in
@@ -59,12 +59,12 @@ public enum IntrospectionMembers {
     }
 
     /// The interfaces of the object, in document order.
-    public static func interfaces(_ xml: String) throws -> [Interface] {
+    package static func interfaces(_ xml: String) throws -> [Interface] {
         try collect(xml).interfaces
     }
 
     /// Child node names.
-    public static func children(_ xml: String) throws -> [String] {
+    package static func children(_ xml: String) throws -> [String] {
         try collect(xml).children
     }
 

@@ -1,19 +1,19 @@
-public import Foundation
+package import Foundation
 
 /// Debian's stock squid as a forward proxy on 127.0.0.1, with its own configuration in a temporary folder and
 /// the stock rule that matters to clients: `CONNECT` only to port 443 (`http_access deny CONNECT !SSL_ports`).
-public final class SquidProxy: Sendable {
-    public static let executable = "/usr/sbin/squid"
+package final class SquidProxy: Sendable {
+    package static let executable = "/usr/sbin/squid"
 
-    public let port: Int
-    public let directory: URL
+    package let port: Int
+    package let directory: URL
     private let process: Command.Running
 
     /// `127.0.0.1:<port>`, as a proxy variable names it.
-    public var authority: String { "127.0.0.1:\(port)" }
+    package var authority: String { "127.0.0.1:\(port)" }
 
     /// Starts squid in the foreground and waits until it accepts connections.
-    public init() async throws {
+    package init() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-squid-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // As root, squid works as the `proxy` user: its logs must be writable for it.
@@ -51,12 +51,12 @@ public final class SquidProxy: Sendable {
     }
 
     /// The requests squid logged: `TCP_MISS/200 … GET http://…`, `TCP_DENIED/403 … CONNECT host:port`, one a line.
-    public var accessLog: String {
+    package var accessLog: String {
         (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
     }
 
     /// Stops squid (SIGTERM, then SIGKILL after 5 s) and removes its folder. Idempotent.
-    public func stop() {
+    package func stop() {
         if process.isRunning {
             kill(process.pid, SIGTERM)
             let deadline = Date().addingTimeInterval(5)

@@ -190,12 +190,12 @@ extension DownloadWriter.State {
 }
 
 /// The response head of a download attempt, as the service needs it.
-public struct DownloadHead: Sendable {
-    public let status: Int
-    public let headers: [(String, String)]
+package struct DownloadHead: Sendable {
+    package let status: Int
+    package let headers: [(String, String)]
     /// Where the body starts in the file: 0 for a full response, the resume offset for a 206.
-    public let offset: Int64
-    public let expectedTotal: Int64?
+    package let offset: Int64
+    package let expectedTotal: Int64?
 }
 
 /// How one download request ended.
@@ -207,6 +207,6 @@ enum DownloadResponse: Sendable {
 }
 
 /// A download attempt that reached the end of the resource.
-public struct DownloadOutcome: Sendable {
-    public let bytesOnDisk: UInt64
+package struct DownloadOutcome: Sendable {
+    package let bytesOnDisk: UInt64
 }

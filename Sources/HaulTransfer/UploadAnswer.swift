@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import HaulCore
 import NIOCore
 import Synchronization

@@ -302,7 +302,8 @@ import Testing
             var fuzzer = ValueFuzzer(random: FuzzGenerator(seed: 37))
             let properties = "org.freedesktop.DBus.Properties"
             let doubles: [Double] = [
-                .nan, -.nan, .infinity, -.infinity, -1, -5e-324, 60.000_000_1, 1e308, .greatestFiniteMagnitude,
+                .nan, -.nan, .infinity, -.infinity, -1, -Double.leastNonzeroMagnitude, 60.000_000_1, 1e308,
+                .greatestFiniteMagnitude,
             ]
             var calls: [DBusMessage] = []
             for (path, interfaces) in objects {

@@ -197,7 +197,9 @@ struct ValueFuzzer {
         case .int64: return .int64(pick([.min, -1, 0, 1, .max]))
         case .uint64: return .uint64(pick([0, 1, .max]))
         case .double:
-            return .double(pick([.nan, -.nan, .infinity, -.infinity, -0.0, 0, 1e308, -1e308, 5e-324, 61, -1, 0.17]))
+            return .double(
+                pick([.nan, -.nan, .infinity, -.infinity, -0.0, 0, 1e308, -1e308, .leastNonzeroMagnitude, 61, -1, 0.17])
+            )
         case .string: return .string(pick(HostileValues.strings))
         case .objectPath:
             return .objectPath(pick(["/", "/org/haul/Haul1/Tasks/0", "/org/haul/Haul1/Tasks/4294967295", "/a/b_c/D9"]))

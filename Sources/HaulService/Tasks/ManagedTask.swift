@@ -1,5 +1,5 @@
 import DBusKit
-public import HaulCore
+package import HaulCore
 import HaulTransfer
 
 /// One transfer as the service holds it: its persisted record, its lifecycle machine and what runs for it.
@@ -81,7 +81,7 @@ struct ManagedTask {
 extension HaulErrorName {
     /// The contract's error for a transfer failure. Every kind is one (a test holds them together); `Network`
     /// stands in should a new kind ever be added to the core alone.
-    public init(_ kind: TransferErrorKind) {
+    package init(_ kind: TransferErrorKind) {
         self = HaulErrorName(rawValue: kind.rawValue) ?? .network
     }
 
