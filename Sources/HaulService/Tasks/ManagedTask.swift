@@ -87,4 +87,14 @@ extension HaulErrorName {
 
     /// `org.haul.Haul1.Error.<Kind>` for a transfer failure.
     static func fullName(of kind: TransferErrorKind) -> String { HaulErrorName(kind).fullName }
+
+    /// Runs `body`, answering a failure as the bus error of its kind: where the core's refusals become the
+    /// contract's errors.
+    static func mapping<T>(_ body: () throws(TransferFailure) -> T) throws(DBusError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw HaulErrorName(error.kind).error(error.message)
+        }
+    }
 }

@@ -122,7 +122,9 @@ actor TaskService {
     func download(url: TransferURL, destination: LocalPath, options: DownloadOptions) async throws(DBusError)
         -> ObjectPath
     {
-        try RequestChecks.destination(destination, overwrite: options.overwrite)
+        try HaulErrorName.mapping { () throws(TransferFailure) in
+            try LocalFileChecks.destination(destination, overwrite: options.overwrite)
+        }
         if tasks.values.contains(where: { $0.record.path == destination.path && $0.record.state != .completed }) {
             throw HaulErrorName.fileExists.error("another task is already downloading to \(destination.path)")
         }
@@ -133,7 +135,7 @@ actor TaskService {
     }
 
     func upload(url: TransferURL, source: LocalPath, options: UploadOptions) async throws(DBusError) -> ObjectPath {
-        try RequestChecks.source(source.path)
+        try HaulErrorName.mapping { () throws(TransferFailure) in try LocalFileChecks.source(source.path) }
         let record = TaskRecord(id: nextID, upload: source, to: url, options: options, createdAt: Date())
         return try await add(record, startSuspended: false)
     }
