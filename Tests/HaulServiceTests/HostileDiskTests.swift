@@ -49,11 +49,48 @@ import Testing
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
             var created: [ObjectPath?] = []
             for name in ["a", "b", "c"] { created.append(try await suspendedDownload(fixture, name)) }
-            #expect(created == ["/org/haul/Haul1/Tasks/4294967295", "/org/haul/Haul1/Tasks/2", "/org/haul/Haul1/Tasks/3"])
+            #expect(
+                created == ["/org/haul/Haul1/Tasks/4294967295", "/org/haul/Haul1/Tasks/2", "/org/haul/Haul1/Tasks/3"])
             let listed = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+                member: "ListTasks"
             )
             #expect(listed.first?.arrayValue?.count == 5)
+        }
+    }
+
+    /// Strings a record hands to the bus or to a request: a NUL (which no D-Bus string can carry) or a line break
+    /// (which would inject a header) makes the record corrupt. Loaded, one such task broke GetManagedObjects for
+    /// every task.
+    @Test func recordStringsTheBusCannotCarryAreCorrupt() async throws {
+        let failed = #", "outcome": {"failure": {"_0": {"kind": "HTTP", "message": "a\u0000b", "isTransient": false}}}"#
+        let state = try Self.stateFolder([
+            "tasks/1.json": Self.record(1),
+            "tasks/2.json": Self.record(2).replacingOccurrences(of: "127.0.0.1:1/", with: #"127.0.0.1:1/a\u0000b"#),
+            "tasks/3.json": Self.record(3).replacingOccurrences(
+                of: #""state": "completed", "outcome": {"success": {}}"#,
+                with: #""state": "suspended", "notice": "a\u0000b""#),
+            "tasks/4.json": Self.record(4, #", "validator": {"etag": "\"v\"\r\nInjected: 1"}"#),
+            "tasks/5.json": Self.record(5, #", "validator": {"lastModified": "Wed\u0000"}"#),
+            "tasks/6.json": Self.record(6).replacingOccurrences(of: #", "outcome": {"success": {}}"#, with: failed),
+        ])
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await DaemonFixture.with(stateDirectory: state) { fixture throws in
+            let listed = try await fixture.client.call(
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+                member: "ListTasks"
+            )
+            #expect(listed == [.array(.objectPath, [.objectPath("/org/haul/Haul1/Tasks/1")])])
+            let managed = try await fixture.client.call(
+                destination: DaemonFixture.name, path: "/org/haul/Haul1",
+                interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"
+            )
+            #expect(managed.first?.stringDictionary == nil, "keys are object paths")
+            guard case .dictionary(_, _, let entries)? = managed.first else {
+                Issue.record("GetManagedObjects answered \(managed)")
+                return
+            }
+            #expect(entries.count == 2, "the manager and task 1")
         }
     }
 
@@ -75,7 +112,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: state) }
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
             let listed = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+                member: "ListTasks"
             )
             #expect(listed == [.array(.objectPath, [.objectPath("/org/haul/Haul1/Tasks/1")])])
             #expect(try await fixture.indicatorProperty("ActivationDelay") == .double(1.0), "the defaults")

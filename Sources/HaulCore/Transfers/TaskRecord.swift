@@ -6,8 +6,10 @@ public import FoundationEssentials
 /// before a crash would be behind it). The URL is kept whole, password included, because resuming needs it; the
 /// store's files are private to the user (mode 0600).
 ///
-/// Decoding validates what a restored task relies on — the path as ``LocalPath`` would take it, the options as ``DownloadOptions`` would, and an outcome exactly when the state is completed — so a
-/// tampered or damaged file is reported as corrupt instead of failing later. Fields missing from the file take their
+/// Decoding validates what a restored task relies on and what it shows — the path as ``LocalPath`` would take it, the
+/// options as ``DownloadOptions`` would, an outcome exactly when the state is completed, strings for the bus without
+/// NUL bytes, a validator for a request header without line breaks — so a tampered or damaged file is reported as
+/// corrupt instead of failing later. Fields missing from the file take their
 /// defaults, so records written by older versions still load.
 public struct TaskRecord: Codable, Sendable, Equatable {
     /// The task's id (its object path is `/org/haul/Haul1/Tasks/<id>`).
@@ -152,6 +154,8 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         // Not checked as a TransferURL: every attempt does that, so a task whose URL is no longer accepted (a
         // port out of range, saved by an older hauld) ends with InvalidArgument instead of disappearing.
         url = try container.decode(String.self, forKey: .url)
+        // Shown on the bus, whose strings cannot hold a NUL (one such task made GetManagedObjects fail for all).
+        guard !url.utf8.contains(0) else { throw corrupt(.url, "the URL contains a NUL byte") }
         path = try container.decode(String.self, forKey: .path)
         do {
             _ = try LocalPath(path)
@@ -163,7 +167,15 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         guard (state == .completed) == (outcome != nil) else {
             throw corrupt(.outcome, "a task has an outcome exactly when it is completed")
         }
+        guard outcome?.failure?.message.utf8.contains(0) != true else {
+            throw corrupt(.outcome, "the failure's message contains a NUL byte")
+        }
         validator = try container.decodeIfPresent(ResumeValidator.self, forKey: .validator)
+        // Sent back in If-Range: a line break would inject a header.
+        let breaksLine = { (value: String?) in value?.utf8.contains { $0 == 0 || $0 == 10 || $0 == 13 } == true }
+        guard !breaksLine(validator?.etag), !breaksLine(validator?.lastModified) else {
+            throw corrupt(.validator, "the validator contains a line break or a NUL byte")
+        }
         expectedTotal = try container.decodeIfPresent(Int64.self, forKey: .expectedTotal) ?? -1
         guard expectedTotal >= -1 else {
             throw corrupt(.expectedTotal, "expectedTotal must be -1 (unknown) or a size")
@@ -193,6 +205,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         interruptedRuns = try container.decodeIfPresent(UInt32.self, forKey: .interruptedRuns) ?? 0
         notice = try container.decodeIfPresent(String.self, forKey: .notice)
+        guard notice?.utf8.contains(0) != true else { throw corrupt(.notice, "the notice contains a NUL byte") }
     }
 
     /// Encodes the record; the method as its name (`PUT`, `POST`).
