@@ -7,9 +7,8 @@ public import FoundationEssentials
 /// store's files are private to the user (mode 0600).
 ///
 /// Decoding validates what a restored task relies on and what it shows — the path as ``LocalPath`` would take it, the
-/// options as ``DownloadOptions`` would, an outcome exactly when the state is completed, strings for the bus without
-/// NUL bytes, a validator for a request header without line breaks — so a tampered or damaged file is reported as
-/// corrupt instead of failing later. Fields missing from the file take their
+/// options as ``DownloadOptions`` would, an outcome exactly when the state is completed, a validator for a request
+/// header without line breaks — so a tampered or damaged file is reported as corrupt instead of failing later. Fields missing from the file take their
 /// defaults, so records written by older versions still load.
 public struct TaskRecord: Codable, Sendable, Equatable {
     /// The task's id (its object path is `/org/haul/Haul1/Tasks/<id>`).
@@ -154,8 +153,6 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         // Not checked as a TransferURL: every attempt does that, so a task whose URL is no longer accepted (a
         // port out of range, saved by an older hauld) ends with InvalidArgument instead of disappearing.
         url = try container.decode(String.self, forKey: .url)
-        // Shown on the bus, whose strings cannot hold a NUL (one such task made GetManagedObjects fail for all).
-        guard !url.utf8.contains(0) else { throw corrupt(.url, "the URL contains a NUL byte") }
         path = try container.decode(String.self, forKey: .path)
         do {
             _ = try LocalPath(path)
@@ -166,9 +163,6 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         outcome = try container.decodeIfPresent(TransferOutcome.self, forKey: .outcome)
         guard (state == .completed) == (outcome != nil) else {
             throw corrupt(.outcome, "a task has an outcome exactly when it is completed")
-        }
-        guard outcome?.failure?.message.utf8.contains(0) != true else {
-            throw corrupt(.outcome, "the failure's message contains a NUL byte")
         }
         validator = try container.decodeIfPresent(ResumeValidator.self, forKey: .validator)
         // Sent back in If-Range: a line break would inject a header.
@@ -205,7 +199,6 @@ public struct TaskRecord: Codable, Sendable, Equatable {
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         interruptedRuns = try container.decodeIfPresent(UInt32.self, forKey: .interruptedRuns) ?? 0
         notice = try container.decodeIfPresent(String.self, forKey: .notice)
-        guard notice?.utf8.contains(0) != true else { throw corrupt(.notice, "the notice contains a NUL byte") }
     }
 
     /// Encodes the record; the method as its name (`PUT`, `POST`).
