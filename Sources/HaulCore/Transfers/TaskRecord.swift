@@ -6,10 +6,10 @@ public import FoundationEssentials
 /// before a crash would be behind it). The URL is kept whole, password included, because resuming needs it; the
 /// store's files are private to the user (mode 0600).
 ///
-/// Decoding validates what a restored task relies on and what it shows — the path as ``LocalPath`` would take it, the
-/// options as ``DownloadOptions`` would, an outcome exactly when the state is completed, a validator for a request
-/// header without line breaks — so a tampered or damaged file is reported as corrupt instead of failing later. Fields missing from the file take their
-/// defaults, so records written by older versions still load.
+/// Decoding validates what a restored task relies on — the path as ``LocalPath`` would take it, the options as
+/// ``DownloadOptions`` would, an outcome exactly when the state is completed, a validator for a request header without
+/// line breaks — so a tampered or damaged file is reported as corrupt instead of failing later. Fields missing from
+/// the file take their defaults, so records written by older versions still load.
 public struct TaskRecord: Codable, Sendable, Equatable {
     /// The task's id (its object path is `/org/haul/Haul1/Tasks/<id>`).
     public var id: UInt32
