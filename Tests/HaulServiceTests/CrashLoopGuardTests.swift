@@ -121,7 +121,9 @@ import Testing
             _ = await third.stop(signal: SIGKILL)
 
             let fourth = try await restarts.start()
-            #expect(try await restarts.property(task, "State") == .string("running"))
+            // Continued: this attempt is not stalled, so it may have finished already.
+            let state = try await restarts.property(task, "State")
+            #expect(state == .string("running") || state == .string("completed"), "\(state)")
             #expect(try await restarts.property(task, "ErrorMessage") == .string(""))
             try await restarts.waitUntilCompleted(task)
             #expect(try await restarts.server.stats().requests(query) == 4)
