@@ -6,9 +6,10 @@ package import FoundationEssentials
 /// before a crash would be behind it). The URL is kept whole, password included, because resuming needs it; the
 /// store's files are private to the user (mode 0600).
 ///
-/// Decoding validates what a restored task relies on — the path as ``LocalPath`` would take it, the options as ``DownloadOptions`` would, and an outcome exactly when the state is completed — so a
-/// tampered or damaged file is reported as corrupt instead of failing later. Fields missing from the file take their
-/// defaults, so records written by older versions still load.
+/// Decoding validates what a restored task relies on — the path as ``LocalPath`` would take it, the options as
+/// ``DownloadOptions`` would, an outcome exactly when the state is completed, a validator for a request header without
+/// line breaks — so a tampered or damaged file is reported as corrupt instead of failing later. Fields missing from
+/// the file take their defaults, so records written by older versions still load.
 package struct TaskRecord: Codable, Sendable, Equatable {
     /// The task's id (its object path is `/org/haul/Haul1/Tasks/<id>`).
     package var id: UInt32
@@ -179,6 +180,11 @@ package struct TaskRecord: Codable, Sendable, Equatable {
             throw corrupt(.outcome, "a task has an outcome exactly when it is completed")
         }
         validator = try container.decodeIfPresent(ResumeValidator.self, forKey: .validator)
+        // Sent back in If-Range: a line break would inject a header.
+        let breaksLine = { (value: String?) in value?.utf8.contains { $0 == 0 || $0 == 10 || $0 == 13 } == true }
+        guard !breaksLine(validator?.etag), !breaksLine(validator?.lastModified) else {
+            throw corrupt(.validator, "the validator contains a line break or a NUL byte")
+        }
         expectedTotal = try container.decodeIfPresent(Int64.self, forKey: .expectedTotal) ?? -1
         guard expectedTotal >= -1 else {
             throw corrupt(.expectedTotal, "expectedTotal must be -1 (unknown) or a size")

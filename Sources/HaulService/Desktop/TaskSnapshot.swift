@@ -50,6 +50,8 @@ package struct TaskSnapshot: Sendable, Equatable {
     /// Whole percent, when the size is known.
     package var percent: UInt32? {
         guard bytesExpected > 0 else { return isCompleted && errorName.isEmpty ? 100 : nil }
-        return UInt32((min(max(fraction, 0), 1) * 100).rounded(.down))
+        // A NaN passes min and max unchanged, and would trap in the conversion.
+        let clamped = fraction.isNaN ? 0 : min(max(fraction, 0), 1)
+        return UInt32((clamped * 100).rounded(.down))
     }
 }

@@ -313,7 +313,8 @@ actor TaskService {
         if let outcome {
             let failure = outcome.failure
             body += [
-                .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""), .string(failure?.message ?? ""),
+                .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
+                .string((failure?.message ?? "").busSafe),
             ]
         }
         outboxInput.yield(.managerSignal(member: member, body: body))
