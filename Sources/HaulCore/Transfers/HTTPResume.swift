@@ -23,7 +23,10 @@ package struct ResumeValidator: Sendable, Codable, Equatable {
     /// ignored), the date strong when the response's `Date` is at least a second later. `now` places an RFC 850
     /// two-digit year.
     package init(headers: [(String, String)], now: Date = Date()) {
-        let lastModified = HTTPResume.headerValue("Last-Modified", in: headers)
+        // A validator goes back in every If-Range: one longer than any real one is ignored (the file is then not
+        // resumable) rather than grow the requests toward the HTTP stack's 64 KiB head limit.
+        let usable = { (value: String?) in value.flatMap { $0.utf8.count <= Self.maximumLength ? $0 : nil } }
+        let lastModified = usable(HTTPResume.headerValue("Last-Modified", in: headers))
         // The year to within a day (mean Gregorian years): enough to place an RFC 850 two-digit year.
         let currentYear = 1970 + Int((now.timeIntervalSince1970 / 31_556_952).rounded(.down))
         var isStrong = false
@@ -35,10 +38,13 @@ package struct ResumeValidator: Sendable, Codable, Equatable {
             isStrong = modified < date
         }
         self.init(
-            etag: HTTPResume.headerValue("ETag", in: headers), lastModified: lastModified,
+            etag: usable(HTTPResume.headerValue("ETag", in: headers)), lastModified: lastModified,
             lastModifiedIsStrong: isStrong
         )
     }
+
+    /// The longest ETag or date kept (real ones are tens of bytes).
+    static let maximumLength = 1024
 
     /// The value for `If-Range`, or nil when nothing may be sent.
     ///

@@ -7,9 +7,17 @@ package import FoundationEssentials
 package struct TransferURL: Equatable, Sendable, CustomStringConvertible {
     package let url: URL
 
+    /// The longest URL accepted.
+    package static let maximumLength = 8192
+
     package init(_ string: String) throws(TransferRequestError) {
         let trimmed = string.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw .invalidArgument("the URL is empty") }
+        // As Apache and nginx limit a request line: a longer URL (or redirect target) would only push a request
+        // toward the HTTP stack's 64 KiB head limit.
+        guard trimmed.utf8.count <= Self.maximumLength else {
+            throw .invalidArgument("the URL is longer than \(Self.maximumLength) bytes")
+        }
         guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
             throw .invalidArgument("'\(Self.redacted(string))' is not a valid absolute URL")
         }
