@@ -99,7 +99,7 @@ import Testing
         let starts = resumed.ranges("/gen/16m?seed=82").compactMap { range in
             Int64(range.dropFirst("bytes=".count).prefix { $0 != "-" })
         }
-        #expect(starts.count >= 4)
+        #expect(starts.count >= plan.unfinished.count, "one request at least per segment still missing bytes")
         #expect(starts.allSatisfy { start in plan.segments.contains { $0.next <= start && start < $0.end } }, "\(starts)")
         #expect(sentBefore >= Int(plan.bytesDone))
     }
