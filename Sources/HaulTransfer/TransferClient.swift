@@ -129,7 +129,7 @@ package final class TransferClient: Sendable {
     ) async throws(TransferFailure) -> DownloadOutcome {
         let origin = try Self.validated(url)
         let download = SegmentedDownload(
-            url: origin, partialPath: partialPath, connections: connections, headers: headers,
+            url: origin, partialPath: partialPath, connections: connections,
             observer: .init(head: onHead, progress: onProgress, plan: onPlan),
             exchange: { [self] url, range, writer throws(TransferFailure) in
                 var hop = url
