@@ -4,7 +4,7 @@ import Foundation
 /// Suspend/Resume round trips, and the bus load, while `transfers` throttled downloads are in flight.
 extension Bench {
     func controlLatency() async throws -> (ControlFigures, BusLoadFigures) {
-        let url = server.url(Workspace.largeFile, throttled: true)
+        let url = server.url(Workspace.throttledFile, throttled: true)
         let count = settings.transfers
         let tasks = try await startDownloads(
             (0..<count).map { Download(url: url, path: workspace.hauldFile("throttled-\($0).bin")) }

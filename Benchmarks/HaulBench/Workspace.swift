@@ -14,6 +14,12 @@ struct Workspace: Sendable {
     static let smallFile = "small.bin"
     /// The file of the segmented phase.
     static let segmentedFile = "segmented.bin"
+    /// The file of the control phase, which downloads it `transfers` times at once at `throttleRate`.
+    static let throttledFile = "throttled.bin"
+    /// At 2 MiB/s a download of it lasts 24 s, longer than the phase. hauld reserves a download's whole size when it
+    /// starts, so 200 downloads of the 1 GiB file asked the disk for 200 GiB at once (`DiskFull`, and a full disk
+    /// for everything else running); 200 of this one take 9.4 GiB.
+    static let throttledSize = 48 << 20
 
     init(largeSize: Int, smallSize: Int, segmentedSize: Int) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("haul-bench-\(UUID().uuidString)")
@@ -28,6 +34,7 @@ struct Workspace: Sendable {
         chmod(served.path, 0o755)
         try ContentFile.write(served.appendingPathComponent(Self.largeFile), size: largeSize, seed: 1)
         try ContentFile.write(served.appendingPathComponent(Self.smallFile), size: smallSize, seed: 2)
+        try ContentFile.write(served.appendingPathComponent(Self.throttledFile), size: Self.throttledSize, seed: 4)
         if segmentedSize > 0 {
             try ContentFile.write(served.appendingPathComponent(Self.segmentedFile), size: segmentedSize, seed: 3)
         }
