@@ -27,6 +27,8 @@ actor TaskService {
     /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
     private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
+    /// What async-http-client frees a minute after the load, when it closes its pooled connections.
+    let pooledConnectionTrim = PooledConnectionTrim()
 
     init(
         objects: DBusObjectServer, indicator: ActivityIndicatorService, client: TransferClient, store: TaskStore,
@@ -90,6 +92,7 @@ actor TaskService {
     func shutdown() async {
         isShuttingDown = true
         ticker?.cancel()
+        await pooledConnectionTrim.cancel()
         for task in tasks.values {
             task.retryTimer?.cancel()
             task.attempt?.cancel()
