@@ -123,8 +123,11 @@ extension TaskService {
         if let plan = task.plans.takeNew() { task.record.segments = plan }
         let now = clock.now
         let actions: [ManagedTask.Machine.Action]
+        // Unless it was stopped, its connection may wait in the client's pool (`PooledConnectionTrim`).
+        let mayHavePooledConnection: Bool
         switch result {
         case .success(let status):
+            mayHavePooledConnection = true
             if let status { task.record.httpStatus = status }
             if task.record.kind == .download {
                 task.record.segments = nil
@@ -133,8 +136,10 @@ extension TaskService {
             }
             actions = task.machine.transferSucceeded(now: now)
         case .failure(let failure) where stopped || failure == .cancelled:
+            mayHavePooledConnection = false
             actions = task.machine.transferStopped(now: now)
         case .failure(let failure):
+            mayHavePooledConnection = true
             if let status = failure.httpStatus { task.record.httpStatus = status }
             if TransferClient.needsOneConnection(failure) {
                 // The file changed (or its ranges came without a size): from zero, on one connection.
@@ -148,5 +153,6 @@ extension TaskService {
         }
         tasks[id] = task
         perform(actions, for: id)
+        if mayHavePooledConnection { outboxInput.yield(.connectionReleased) }
     }
 }

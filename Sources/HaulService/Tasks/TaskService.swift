@@ -34,7 +34,9 @@ actor TaskService {
     private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
     private let outbox: AsyncStream<TaskPublication>
-    private let outboxInput: AsyncStream<TaskPublication>.Continuation
+    let outboxInput: AsyncStream<TaskPublication>.Continuation
+    /// What async-http-client frees a minute after the load, when it closes its pooled connections.
+    let pooledConnectionTrim = PooledConnectionTrim()
 
     init(
         objects: DBusObjectServer, indicator: ActivityIndicatorService, client: TransferClient, store: TaskStore,
@@ -101,6 +103,7 @@ actor TaskService {
     func shutdown() async {
         isShuttingDown = true
         ticker?.cancel()
+        await pooledConnectionTrim.cancel()
         for task in tasks.values {
             task.retryTimer?.cancel()
             task.attempt?.cancel()
@@ -377,6 +380,8 @@ actor TaskService {
                 )
             case .runningTasks(let count):
                 await indicator.setRunningTaskCount(count)
+            case .connectionReleased:
+                await pooledConnectionTrim.connectionReleased()
             case .barrier(let continuation):
                 continuation.resume()
             }
