@@ -21,9 +21,9 @@ struct ForwardProxy {
     let readTimeout: Duration
 
     /// Sends `method url` through the proxy, with `body` streamed from disk, and returns what `sink` made of the
-    /// response. Cancelling the calling task closes the connection at once.
+    /// response; `rate` paces the body that goes one way. Cancelling the calling task closes the connection at once.
     func exchange<Sink: ResponseSink>(
-        method: HTTPMethod, url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink
+        method: HTTPMethod, url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink, rate: RateMeter?
     ) async throws -> Sink.Response {
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: Self.absoluteForm(url))
         head.headers = HTTPHeaders(headers)
@@ -31,12 +31,12 @@ struct ForwardProxy {
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         if let body { head.headers.replaceOrAdd(name: "Content-Length", value: String(body.size)) }
         addProxyAuthorization(to: &head.headers)
-        let (channel, ended) = try await connect(sink)
+        let (channel, ended) = try await connect(sink, rate: body == nil ? rate : nil)
         return try await withTaskCancellationHandler {
             defer { channel.close(promise: nil) }
             try Task.checkCancellation()
             try await channel.writeAndFlush(HTTPClientRequestPart.head(head))
-            if let body { try await send(body, on: channel, sink: sink) }
+            if let body { try await send(body, on: channel, sink: sink, rate: rate) }
             try await channel.writeAndFlush(HTTPClientRequestPart.end(nil))
             try await ended.get()
             return try sink.finish()
@@ -52,7 +52,7 @@ struct ForwardProxy {
         head.headers.add(name: "Host", value: authority)
         addProxyAuthorization(to: &head.headers)
         let status = StatusSink()
-        let (channel, ended) = try await connect(status)
+        let (channel, ended) = try await connect(status, rate: nil)
         defer { channel.close(promise: nil) }
         try await channel.writeAndFlush(HTTPClientRequestPart.head(head))
         try await channel.writeAndFlush(HTTPClientRequestPart.end(nil))
@@ -61,7 +61,9 @@ struct ForwardProxy {
         return answer
     }
 
-    private func connect<Sink: ResponseSink>(_ sink: Sink) async throws -> (any Channel, EventLoopFuture<Void>) {
+    private func connect<Sink: ResponseSink>(
+        _ sink: Sink, rate: RateMeter?
+    ) async throws -> (any Channel, EventLoopFuture<Void>) {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let ended = loop.makePromise(of: Void.self)
         let readTimeout = TimeAmount(readTimeout)
@@ -71,7 +73,7 @@ struct ForwardProxy {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandlers([
-                        IdleStateHandler(readTimeout: readTimeout), SinkHandler(sink: sink, ended: ended),
+                        IdleStateHandler(readTimeout: readTimeout), SinkHandler(sink: sink, ended: ended, rate: rate),
                     ])
                 }
             }
@@ -79,12 +81,18 @@ struct ForwardProxy {
         return (channel, ended.futureResult)
     }
 
-    private func send(_ body: UploadSource, on channel: any Channel, sink: some ResponseSink) async throws {
+    private func send(
+        _ body: UploadSource, on channel: any Channel, sink: some ResponseSink, rate: RateMeter?
+    ) async throws {
         let fd = open(body.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw TransferFailure.fromErrno(errno, path: body.path) }
         defer { close(fd) }
-        // Each chunk is read once the previous one is on its way: the socket's pace, as for async-http-client.
-        while let chunk = try UploadSource.readChunk(fd: fd, path: body.path).get() {
+        // Each chunk is read once the previous one is on its way (the socket's pace, as for async-http-client) and the
+        // rate limit allows.
+        while true {
+            let maxBytes = try await rate?.allowance(on: channel.eventLoop).get()
+            guard let chunk = try UploadSource.readChunk(fd: fd, path: body.path, maxBytes: maxBytes).get() else { break }
+            rate?.consumed(chunk.readableBytes)
             try await channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(chunk)))
             sink.sent(chunk.readableBytes)
         }
@@ -114,17 +122,27 @@ struct ForwardProxy {
     }
 }
 
-/// Passes one HTTP response to a ``ResponseSink`` and completes `ended` when it is over.
-private final class SinkHandler<Sink: ResponseSink>: ChannelInboundHandler, RemovableChannelHandler {
+/// Passes one HTTP response to a ``ResponseSink`` and completes `ended` when it is over. Under a rate limit, the
+/// channel's next read waits until the ``RateMeter`` allows it.
+private final class SinkHandler<Sink: ResponseSink>: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
 
     private let sink: Sink
     private let ended: EventLoopPromise<Void>
+    private let rate: RateMeter?
     private var isOver = false
 
-    init(sink: Sink, ended: EventLoopPromise<Void>) {
+    init(sink: Sink, ended: EventLoopPromise<Void>, rate: RateMeter?) {
         self.sink = sink
         self.ended = ended
+        self.rate = rate
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard let rate, !isOver else { return context.read() }
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        rate.allowance(on: context.eventLoop).whenSuccess { _ in bound.value.read() }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -137,6 +155,7 @@ private final class SinkHandler<Sink: ResponseSink>: ChannelInboundHandler, Remo
             result = sink.head(status: Int(head.status.code), headers: head.headers.map { ($0.name, $0.value) })
         case .body(let buffer):
             result = sink.body(buffer)
+            if case .success = result { rate?.consumed(buffer.readableBytes) }
         case .end:
             end(context, .success(()))
             return

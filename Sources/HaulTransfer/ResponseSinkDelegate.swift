@@ -4,14 +4,17 @@ import NIOCore
 import NIOHTTP1
 
 /// Feeds async-http-client's response of one request to a ``ResponseSink``. AHC calls it on the request's event
-/// loop.
+/// loop, and reads no more of the response until the future a body part returns has succeeded: under a rate limit,
+/// that is when the ``RateMeter`` allows.
 final class ResponseSinkDelegate<Sink: ResponseSink>: HTTPClientResponseDelegate {
     typealias Response = Sink.Response
 
     let sink: Sink
+    let rate: RateMeter?
 
-    init(_ sink: Sink) {
+    init(_ sink: Sink, rate: RateMeter?) {
         self.sink = sink
+        self.rate = rate
     }
 
     func didSendRequestPart(task: HTTPClient.Task<Response>, _ part: IOData) {
@@ -24,7 +27,10 @@ final class ResponseSinkDelegate<Sink: ResponseSink>: HTTPClientResponseDelegate
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        task.eventLoop.makeCompletedFuture(sink.body(buffer).mapError { $0 })
+        let written = sink.body(buffer)
+        guard case .success = written, let rate else { return task.eventLoop.makeCompletedFuture(written.mapError { $0 }) }
+        rate.consumed(buffer.readableBytes)
+        return rate.allowance(on: task.eventLoop).map { _ in }
     }
 
     func didReceiveError(task: HTTPClient.Task<Response>, _ error: any Error) {

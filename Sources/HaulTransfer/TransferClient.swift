@@ -99,7 +99,8 @@ package final class TransferClient: Sendable {
     /// GETs `url` into `partialPath`, resuming from `offset` (the partial file's size) when `validator` allows.
     package func download(
         url: URL, partialPath: String, offset: Int64, validator: ResumeValidator?, headers: [String: String],
-        onHead: @escaping @Sendable (DownloadHead) -> Void, onProgress: @escaping @Sendable (UInt64) -> Void
+        rate: RateMeter? = nil, onHead: @escaping @Sendable (DownloadHead) -> Void,
+        onProgress: @escaping @Sendable (UInt64) -> Void
     ) async throws(TransferFailure) -> DownloadOutcome {
         var hop = try Self.validated(url)
         for _ in 0...Redirect.maximumHops {
@@ -108,7 +109,7 @@ package final class TransferClient: Sendable {
             )
             let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers)
                 + HTTPResume.rangeRequestHeaders(offset: offset, validator: validator)
-            let response = try await exchange(.GET, hop, headers: requestHeaders, body: nil, sink: writer) {
+            let response = try await exchange(.GET, hop, headers: requestHeaders, body: nil, sink: writer, rate: rate) {
                 writer.stop()
             }
             switch response {
@@ -124,7 +125,7 @@ package final class TransferClient: Sendable {
     /// `validator`) or starting from zero when there is none.
     package func download(
         url: URL, partialPath: String, connections: Int, plan: SegmentPlan?, validator: ResumeValidator?,
-        headers: [String: String], onHead: @escaping @Sendable (DownloadHead) -> Void,
+        headers: [String: String], rate: RateMeter? = nil, onHead: @escaping @Sendable (DownloadHead) -> Void,
         onProgress: @escaping @Sendable (UInt64) -> Void, onPlan: @escaping @Sendable (SegmentPlan) -> Void
     ) async throws(TransferFailure) -> DownloadOutcome {
         let origin = try Self.validated(url)
@@ -135,9 +136,9 @@ package final class TransferClient: Sendable {
                 var hop = url
                 for _ in 0...Redirect.maximumHops {
                     let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers) + range
-                    let response = try await exchange(.GET, hop, headers: requestHeaders, body: nil, sink: writer) {
-                        writer.stop()
-                    }
+                    let response = try await exchange(
+                        .GET, hop, headers: requestHeaders, body: nil, sink: writer, rate: rate
+                    ) { writer.stop() }
                     guard case .redirect(let status, let location) = response else { return response }
                     writer.clearRedirect()
                     hop = try Redirect.target(status: status, location: location, from: hop).url
@@ -156,7 +157,7 @@ package final class TransferClient: Sendable {
 
     /// Sends the file at `path` with PUT or POST, streamed from disk; redirects other than 303 get the body again.
     package func upload(
-        url: URL, path: String, method: UploadOptions.Method, headers: [String: String],
+        url: URL, path: String, method: UploadOptions.Method, headers: [String: String], rate: RateMeter? = nil,
         onProgress: @escaping @Sendable (UInt64, Int64) -> Void
     ) async throws(TransferFailure) -> Int {
         let source = try UploadSource(path: path)
@@ -165,7 +166,8 @@ package final class TransferClient: Sendable {
             let answer = UploadAnswer(total: source.size, onProgress: onProgress)
             let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers)
             switch try await exchange(
-                method == .post ? .POST : .PUT, hop, headers: requestHeaders, body: source, sink: answer, stop: {}
+                method == .post ? .POST : .PUT, hop, headers: requestHeaders, body: source, sink: answer, rate: rate,
+                stop: {}
             ) {
             case .finished(let status): return status
             case .redirect(let status, let location):
@@ -187,10 +189,11 @@ package final class TransferClient: Sendable {
         }
     }
 
-    /// One request to `url` on the route its proxy settings give, its response fed to `sink`.
+    /// One request to `url` on the route its proxy settings give, its response fed to `sink`; `rate` paces the body
+    /// that goes one way (an upload's request, a download's response).
     private func exchange<Sink: ResponseSink>(
         _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink,
-        stop: @escaping @Sendable () -> Void
+        rate: RateMeter?, stop: @escaping @Sendable () -> Void
     ) async throws(TransferFailure) -> Sink.Response {
         let proxy: ProxyServer?
         switch configuration.proxies.route(for: url) {
@@ -207,13 +210,16 @@ package final class TransferClient: Sendable {
                     proxy: proxy, connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout
                 )
                 return try await Self.stopping(stop) {
-                    try await forward.exchange(method: method, url: wire, headers: headers, body: body, sink: sink)
+                    try await forward.exchange(
+                        method: method, url: wire, headers: headers, body: body, sink: sink, rate: rate
+                    )
                 }
             }
             let client = try client(for: proxy)
             var request = try HTTPClient.Request(url: wire, method: method, headers: HTTPHeaders(headers))
-            request.body = body?.body
-            let task = client.execute(request: request, delegate: ResponseSinkDelegate(sink))
+            request.body = body?.body(rate: rate)
+            let delegate = ResponseSinkDelegate(sink, rate: body == nil ? rate : nil)
+            let task = client.execute(request: request, delegate: delegate)
             return try await Self.stopping({ stop(); task.cancel() }) { try await task.futureResult.get() }
         } catch let error as HTTPClientError where error == .invalidProxyResponse {
             throw await tunnelRefusal(url, proxy: proxy, describe: describe)

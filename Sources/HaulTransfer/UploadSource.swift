@@ -4,6 +4,7 @@ import Glibc
 import HaulCore
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Synchronization
 
 /// A file streamed as a request body, read in chunks as the connection can take them.
@@ -21,7 +22,8 @@ struct UploadSource: Sendable {
         size = Int64(info.st_size)
     }
 
-    var body: HTTPClient.Body {
+    /// The file as async-http-client's request body; `rate` paces it.
+    func body(rate: RateMeter?) -> HTTPClient.Body {
         let path = path
         return .stream(contentLength: size) { writer in
             let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -29,26 +31,41 @@ struct UploadSource: Sendable {
                 let failure = TransferFailure.fromErrno(errno, path: path)
                 return writer.write(.byteBuffer(ByteBuffer())).flatMapThrowing { throw failure }
             }
-            return UploadSource.send(fd: fd, path: path, writer: writer).always { _ in close(fd) }
+            let loop = MultiThreadedEventLoopGroup.singleton.any()
+            return UploadSource.send(fd: fd, path: path, writer: writer, rate: rate, on: loop).always { _ in close(fd) }
         }
     }
 
-    /// Reads and writes one chunk after another; each write's future gates the next read (back-pressure).
-    private static func send(fd: Int32, path: String, writer: HTTPClient.Body.StreamWriter) -> EventLoopFuture<Void> {
-        switch readChunk(fd: fd, path: path) {
-        // A read error is not the end of the file: fail the request with it.
-        case .failure(let failure): writer.write(.byteBuffer(ByteBuffer())).flatMapThrowing { throw failure }
-        case .success(nil): writer.write(.byteBuffer(ByteBuffer()))
-        case .success(let chunk?): writer.write(.byteBuffer(chunk)).flatMap { send(fd: fd, path: path, writer: writer) }
+    /// Reads and writes one chunk after another; each write's future gates the next read (back-pressure), and so does
+    /// the rate limit, which also caps the size of the next chunk.
+    private static func send(
+        fd: Int32, path: String, writer: HTTPClient.Body.StreamWriter, rate: RateMeter?, on loop: any EventLoop
+    ) -> EventLoopFuture<Void> {
+        let allowance = rate?.allowance(on: loop) ?? loop.makeSucceededFuture(nil)
+        return allowance.flatMap { maxBytes in
+            switch readChunk(fd: fd, path: path, maxBytes: maxBytes) {
+            // A read error is not the end of the file: fail the request with it.
+            case .failure(let failure): return writer.write(.byteBuffer(ByteBuffer())).flatMapThrowing { throw failure }
+            case .success(nil): return writer.write(.byteBuffer(ByteBuffer()))
+            case .success(let chunk?):
+                rate?.consumed(chunk.readableBytes)
+                return writer.write(.byteBuffer(chunk)).flatMap {
+                    send(fd: fd, path: path, writer: writer, rate: rate, on: loop)
+                }
+            }
         }
     }
 
-    /// The next chunk of the open file `fd`, or nil at its end.
-    static func readChunk(fd: Int32, path: String) -> Result<ByteBuffer?, TransferFailure> {
+    /// The largest chunk read at once.
+    static let chunkSize = 256 * 1024
+
+    /// The next chunk of the open file `fd`, at most `maxBytes` (nil: ``chunkSize``), or nil at its end.
+    static func readChunk(fd: Int32, path: String, maxBytes: Int? = nil) -> Result<ByteBuffer?, TransferFailure> {
         var buffer = ByteBuffer()
         var failure: TransferFailure?
-        let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 256 * 1024) { pointer in
-            let count = read(fd, pointer.baseAddress, pointer.count)
+        let size = min(max(maxBytes ?? chunkSize, 1), chunkSize)
+        let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { pointer in
+            let count = read(fd, pointer.baseAddress, size)
             if count < 0 { failure = .fromErrno(errno, path: path) }
             return max(count, 0)
         }

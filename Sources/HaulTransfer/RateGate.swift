@@ -1,0 +1,97 @@
+package import HaulCore
+package import NIOCore
+import Synchronization
+
+/// The bandwidth limits as the connections see them: one ``RateLimiter`` per direction, shared by every connection
+/// of every task, asked before each read of a response (downloads) and before each chunk of a request body is read
+/// from disk (uploads).
+///
+/// A connection over its share does not read until the limiter's deadline: async-http-client then stops reading
+/// the socket, and the kernel's TCP window slows the sender down. Nothing sleeps and nothing is buffered.
+package final class RateGate: Sendable {
+    package enum Direction: Sendable {
+        case download, upload
+    }
+
+    package typealias Limiter = RateLimiter<ContinuousClock.Instant>
+
+    private struct Limiters {
+        var download: Limiter
+        var upload: Limiter
+
+        subscript(direction: Direction) -> Limiter {
+            get { direction == .download ? download : upload }
+            set {
+                switch direction {
+                case .download: download = newValue
+                case .upload: upload = newValue
+                }
+            }
+        }
+    }
+
+    private let limiters: Mutex<Limiters>
+
+    package init() {
+        let now = ContinuousClock.now
+        limiters = Mutex(Limiters(download: Limiter(now: now), upload: Limiter(now: now)))
+    }
+
+    /// The limit for all tasks of `direction` together, in bytes per second (0: none).
+    package func setGlobalLimit(_ bytesPerSecond: UInt64, for direction: Direction) {
+        limiters.withLock { $0[direction].setGlobalLimit(bytesPerSecond, now: .now) }
+    }
+
+    /// The task's own limit, in bytes per second (0: none); the global one still applies.
+    package func setLimit(_ bytesPerSecond: UInt64, of task: UInt32, direction: Direction) {
+        limiters.withLock { $0[direction].setLimit(bytesPerSecond, of: task, now: .now) }
+    }
+
+    /// The task stopped transferring: what it held of a global limit goes back to the others.
+    package func remove(_ task: UInt32) {
+        limiters.withLock {
+            $0.download.remove(task, now: .now)
+            $0.upload.remove(task, now: .now)
+        }
+    }
+
+    /// What one connection of `task` asks and reports.
+    package func meter(for task: UInt32, direction: Direction) -> RateMeter {
+        RateMeter(gate: self, task: task, direction: direction)
+    }
+
+    fileprivate func permit(_ task: UInt32, _ direction: Direction) -> Limiter.Permit {
+        limiters.withLock { $0[direction].permit(for: task, now: .now) }
+    }
+
+    fileprivate func consumed(_ bytes: Int, _ task: UInt32, _ direction: Direction) {
+        limiters.withLock { $0[direction].consumed(bytes, by: task, now: .now) }
+    }
+}
+
+/// One connection's view of the ``RateGate``: it reports what it transferred and asks when it may go on.
+package struct RateMeter: Sendable {
+    let gate: RateGate
+    let task: UInt32
+    let direction: RateGate.Direction
+
+    /// `bytes` went over the wire (or into the request body).
+    func consumed(_ bytes: Int) {
+        gate.consumed(bytes, task, direction)
+    }
+
+    /// Succeeds once the connection may transfer again, with how many bytes it may take (nil: no limit applies).
+    /// Until then it does not read, so the waiting happens in the TCP window, not in a buffer.
+    func allowance(on loop: any EventLoop) -> EventLoopFuture<Int?> {
+        switch gate.permit(task, direction) {
+        case .unlimited:
+            return loop.makeSucceededFuture(nil)
+        case .read(let maxBytes):
+            return loop.makeSucceededFuture(maxBytes)
+        case .wait(let deadline):
+            // The limiter never asks for more than a second (`RateLimiter.maximumWait`).
+            let delay = TimeAmount(ContinuousClock.now.duration(to: deadline))
+            return loop.scheduleTask(in: delay) {}.futureResult.flatMap { allowance(on: loop) }
+        }
+    }
+}
