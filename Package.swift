@@ -39,6 +39,8 @@ let package = Package(
         // glibc's malloc_trim (an idle hauld gives freed memory back) and sync_file_range (downloads' write-out).
         .systemLibrary(name: "CGlibcExtras"),
         .target(name: "DBusKit", dependencies: ["CDBus"]),
+        // The D-Bus contract (dbus/org.haul.Haul1.xml) as Swift: names, members, options, defaults, snapshots.
+        .target(name: "HaulContract", dependencies: ["DBusKit"]),
         .target(name: "HaulCore"),
         .target(
             name: "HaulTransfer",
@@ -54,7 +56,7 @@ let package = Package(
         .target(
             name: "HaulService",
             dependencies: [
-                "CGlibcExtras", "DBusKit", "HaulCore", "HaulTransfer",
+                "CGlibcExtras", "DBusKit", "HaulContract", "HaulCore", "HaulTransfer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -75,17 +77,17 @@ let package = Package(
         .executableTarget(
             name: "haul",
             dependencies: [
-                "DBusKit",
+                "DBusKit", "HaulContract",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "HaulTestSupport", dependencies: ["DBusKit"]),
+        .target(name: "HaulTestSupport", dependencies: ["DBusKit", "HaulContract"]),
         // `make bench`: hauld beside curl on a loopback server; figures in Benchmarks/RESULTS.md.
         .executableTarget(
             name: "haul-bench",
             dependencies: [
-                "DBusKit", "HaulTestSupport",
+                "DBusKit", "HaulContract", "HaulTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/HaulBench"
@@ -94,7 +96,7 @@ let package = Package(
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(
             name: "HaulServiceTests",
-            dependencies: ["HaulService", "HaulCore", "HaulTransfer", "DBusKit", "HaulTestSupport"]
+            dependencies: ["HaulService", "HaulContract", "HaulCore", "HaulTransfer", "DBusKit", "HaulTestSupport"]
         ),
     ]
 )

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 
 /// Suspend/Resume round trips, and the bus load, while `transfers` throttled downloads are in flight.
 extension Bench {
@@ -25,14 +26,14 @@ extension Bench {
         for sample in 0..<settings.controlSamples {
             // Spread over the tasks, a different one each time.
             let task = tasks[(sample * 37) % tasks.count]
-            suspends.append(try await timed { try await client.taskCall(task, "Suspend") })
+            suspends.append(try await timed { try await client.taskCall(task, .suspend) })
             try await Task.sleep(for: .milliseconds(10))
-            resumes.append(try await timed { try await client.taskCall(task, "Resume") })
+            resumes.append(try await timed { try await client.taskCall(task, .resume) })
             try await Task.sleep(for: .milliseconds(10))
         }
 
-        try await client.managerCall("CancelAll")
-        _ = try await client.completions(of: tasks, allowing: "org.haul.Haul1.Error.Cancelled")
+        try await client.managerCall(.cancelAll)
+        _ = try await client.completions(of: tasks, allowing: .cancelled)
         try await client.forget(tasks)
         try workspace.clearDownloads()
         let figures = ControlFigures(tasksInFlight: count, suspend: Latencies(suspends), resume: Latencies(resumes))

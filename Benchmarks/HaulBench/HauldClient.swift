@@ -1,22 +1,16 @@
 import DBusKit
+import HaulContract
 import HaulTestSupport
 
 /// The bench's bus connection to hauld: the calls it times and the log of the signals hauld emits.
 struct HauldClient: Sendable {
-    static let name = "org.haul.Haul1"
-    static let managerPath: ObjectPath = "/org/haul/Haul1/Manager"
-    static let tasksPath: ObjectPath = "/org/haul/Haul1/Tasks"
-    static let manager = "org.haul.Haul1.Manager"
-    static let task = "org.haul.Haul1.Task"
-    static let indicator = "org.haul.Haul1.ActivityIndicator"
-
     let connection: DBusConnection
     let signals: SignalLog
 
     /// Connects and starts logging every signal from hauld's current unique name.
     static func connect(address: String) async throws -> HauldClient {
         let connection = try await DBusConnection.connect(address: address)
-        let owner = try await connection.nameOwner(name)
+        let owner = try await connection.nameOwner(HaulBus.name)
         let stream = try await connection.messages(matching: [MatchRule(kind: .signal, sender: owner)])
         let signals = SignalLog()
         // Ends with the stream, when the connection closes.
@@ -29,13 +23,13 @@ struct HauldClient: Sendable {
     func close() async { await connection.close() }
 
     func download(_ url: String, to path: String) async throws -> ObjectPath {
-        let reply = try await managerCall("Download", [.string(url), .string(path)])
+        let reply = try await managerCall(.download, [.string(url), .string(path)])
         guard let task = reply.first?.objectPathValue else { throw TestSupportError("Download answered \(reply)") }
         return task
     }
 
-    func download(_ url: String, to path: String, options: [String: DBusValue]) async throws -> ObjectPath {
-        let reply = try await managerCall("DownloadWithOptions", [.string(url), .string(path), .vardict(options)])
+    func download(_ url: String, to path: String, options: [DownloadOption: DBusValue]) async throws -> ObjectPath {
+        let reply = try await managerCall(.downloadWithOptions, [.string(url), .string(path), .vardict(options.byName)])
         guard let task = reply.first?.objectPathValue else {
             throw TestSupportError("DownloadWithOptions answered \(reply)")
         }
@@ -43,37 +37,41 @@ struct HauldClient: Sendable {
     }
 
     @discardableResult
-    func managerCall(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
+    func managerCall(_ method: ManagerMethod, _ body: [DBusValue] = []) async throws -> [DBusValue] {
         try await connection.call(
-            destination: Self.name, path: Self.managerPath, interface: Self.manager, member: member, body
+            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+            member: method.rawValue, body
         )
     }
 
-    /// `Suspend`, `Resume`, `Cancel` or `Forget`.
-    func taskCall(_ task: ObjectPath, _ member: String) async throws {
-        _ = try await connection.call(destination: Self.name, path: task, interface: Self.task, member: member)
-    }
-
-    func indicatorCall(_ member: String) async throws {
+    func taskCall(_ task: ObjectPath, _ method: TaskMethod) async throws {
         _ = try await connection.call(
-            destination: Self.name, path: Self.managerPath, interface: Self.indicator, member: member
+            destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, member: method.rawValue
         )
     }
 
-    func setIndicator(_ property: String, _ value: DBusValue) async throws {
+    func indicatorCall(_ method: IndicatorMethod) async throws {
+        _ = try await connection.call(
+            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+            member: method.rawValue
+        )
+    }
+
+    func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
         try await connection.setProperty(
-            destination: Self.name, path: Self.managerPath, interface: Self.indicator, name: property, value: value
+            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+            name: property.name, value: value
         )
     }
 
     /// Waits for every task's `TaskDidComplete`; throws if one failed or the wait exceeds `timeout`.
-    func completions(of tasks: [ObjectPath], timeout: Duration = .seconds(300), allowing errorName: String = "")
+    func completions(of tasks: [ObjectPath], timeout: Duration = .seconds(300), allowing error: HaulErrorName? = nil)
         async throws -> [BusSignal]
     {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let found = signals.completions(of: tasks) {
-                if let failed = found.first(where: { $0.errorName != errorName }) {
+                if let failed = found.first(where: { $0.errorName != (error?.fullName ?? "") }) {
                     throw TestSupportError("\(failed.task?.rawValue ?? "?") ended with \(failed.errorName ?? "?")")
                 }
                 return found
@@ -85,6 +83,6 @@ struct HauldClient: Sendable {
 
     /// Forgets completed tasks, so that the next round starts from an empty list.
     func forget(_ tasks: [ObjectPath]) async throws {
-        for task in tasks { try await taskCall(task, "Forget") }
+        for task in tasks { try await taskCall(task, .forget) }
     }
 }

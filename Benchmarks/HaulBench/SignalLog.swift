@@ -1,4 +1,5 @@
 import DBusKit
+import HaulContract
 import Synchronization
 
 /// One signal hauld emitted, stamped when it reached the bench.
@@ -18,12 +19,15 @@ struct BusSignal: Sendable {
         path = message.path ?? .root
         member = message.member ?? ""
         let first = message.body.first
-        task = message.member?.hasPrefix("TaskDid") == true ? first?.objectPathValue : nil
-        errorName = message.member == "TaskDidComplete" ? message.body.dropFirst().first?.stringValue : nil
-        visible = message.member == "VisibilityChanged" ? first?.boolValue : nil
+        let signal = message.member.flatMap(ManagerSignal.init)
+        task = signal == nil ? nil : first?.objectPathValue
+        errorName = signal == .taskDidComplete ? message.body.dropFirst().first?.stringValue : nil
+        visible = message.member == IndicatorSignal.visibilityChanged.rawValue ? first?.boolValue : nil
     }
 
-    var isTaskProgress: Bool { member == "PropertiesChanged" && path.isDescendant(of: HauldClient.tasksPath) }
+    var isTaskCompletion: Bool { member == ManagerSignal.taskDidComplete.rawValue }
+
+    var isTaskProgress: Bool { member == "PropertiesChanged" && path.isDescendant(of: HaulBus.tasksPath) }
 }
 
 /// Every signal hauld emitted since the bench connected, for counting and for waiting on completions.
@@ -36,7 +40,7 @@ final class SignalLog: Sendable {
 
     func record(_ signal: BusSignal) {
         signals.withLock { $0.append(signal) }
-        if let task = signal.task, signal.member == "TaskDidComplete" {
+        if let task = signal.task, signal.isTaskCompletion {
             completions.withLock { $0[task] = signal }
         }
     }

@@ -1,4 +1,5 @@
 package import DBusKit
+import HaulContract
 package import HaulCore
 package import Logging
 
@@ -51,26 +52,26 @@ package actor ActivityIndicatorService {
     package func exportedInterface() -> DBusExportedInterface {
         DBusExportedInterface(
             HaulInterfaces.activityIndicator,
-            methods: [
-                "IncrementActivityCount": { [self] call in
+            methods: IndicatorMethod.handlers([
+                .incrementActivityCount: { [self] call in
                     await self.increment(owner: call.sender)
                     await self.published()
                     return []
                 },
-                "DecrementActivityCount": { [self] call in
+                .decrementActivityCount: { [self] call in
                     await self.decrement(owner: call.sender)
                     await self.published()
                     return []
                 },
-            ],
-            properties: [
-                "Visible": .boolean(machine.isVisible),
-                "State": .string(machine.state.rawValue),
-                "ActivityCount": .uint32(machine.activityCount),
-                "Enabled": .boolean(settings.enabled),
-                "ActivationDelay": .double(settings.activationDelay),
-                "CompletionDelay": .double(settings.completionDelay),
-            ],
+            ]),
+            properties: IndicatorProperty.values([
+                .visible: .boolean(machine.isVisible),
+                .state: .string(IndicatorStateName(machine.state).rawValue),
+                .activityCount: .uint32(machine.activityCount),
+                .enabled: .boolean(settings.enabled),
+                .activationDelay: .double(settings.activationDelay),
+                .completionDelay: .double(settings.completionDelay),
+            ]),
             setProperty: { [self] name, value, _ in
                 try await self.set(name, value)
                 await self.published()
@@ -91,7 +92,8 @@ package actor ActivityIndicatorService {
                 )
                 if let visible = visibility {
                     try await objects.emitSignal(
-                        path: HaulBus.managerPath, interface: HaulBus.indicatorInterface, member: "VisibilityChanged",
+                        path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+                        member: IndicatorSignal.visibilityChanged.rawValue,
                         [.boolean(visible)]
                     )
                 }
@@ -142,19 +144,19 @@ package actor ActivityIndicatorService {
     /// The count is derived from the truth (running tasks + live holds), never counted up and down.
     private func recount() {
         let count = activityCount
-        perform(machine.activityCountChanged(to: count, now: clock.now), also: ["ActivityCount": .uint32(count)])
+        perform(machine.activityCountChanged(to: count, now: clock.now), also: [.activityCount: .uint32(count)])
     }
 
     // MARK: Settings
 
     private func set(_ name: String, _ value: DBusValue) throws {
         var updated = settings
-        switch (name, value) {
-        case ("Enabled", .boolean(let enabled)):
+        switch (IndicatorProperty(rawValue: name), value) {
+        case (.enabled?, .boolean(let enabled)):
             updated.enabled = enabled
-        case ("ActivationDelay", .double(let seconds)):
+        case (.activationDelay?, .double(let seconds)):
             updated.activationDelay = try validated(seconds, name)
-        case ("CompletionDelay", .double(let seconds)):
+        case (.completionDelay?, .double(let seconds)):
             updated.completionDelay = try validated(seconds, name)
         default:
             throw DBusError.invalidArgs("\(name) cannot be set to \(value)")
@@ -189,7 +191,7 @@ package actor ActivityIndicatorService {
 
     // MARK: Actions
 
-    private func perform(_ actions: [Machine.Action], also extra: [String: DBusValue] = [:]) {
+    private func perform(_ actions: [Machine.Action], also extra: [IndicatorProperty: DBusValue] = [:]) {
         var properties = extra
         var visibility: Bool?
         for action in actions {
@@ -205,13 +207,13 @@ package actor ActivityIndicatorService {
             case .cancelTimer(let kind):
                 timers.removeValue(forKey: kind)?.cancel()
             case .publishState(let state):
-                properties["State"] = .string(state.rawValue)
+                properties[.state] = .string(IndicatorStateName(state).rawValue)
             case .setVisible(let visible):
-                properties["Visible"] = .boolean(visible)
+                properties[.visible] = .boolean(visible)
                 visibility = visible
             }
         }
-        if !properties.isEmpty { outboxInput.yield(.change(properties: properties, visibility: visibility)) }
+        if !properties.isEmpty { outboxInput.yield(.change(properties: properties.byName, visibility: visibility)) }
     }
 
     private func timerFired(_ kind: ActivityIndicatorTimer, generation: UInt64) {

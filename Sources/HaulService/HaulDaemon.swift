@@ -1,4 +1,5 @@
 import DBusKit
+import HaulContract
 package import FoundationEssentials
 package import HaulCore
 import HaulTransfer

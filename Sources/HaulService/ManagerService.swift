@@ -1,4 +1,5 @@
 import DBusKit
+import HaulContract
 import HaulCore
 
 /// `org.haul.Haul1.Manager`: validates transfer requests and hands them to the task service.
@@ -6,28 +7,28 @@ enum ManagerService {
     static func exportedInterface(tasks: TaskService) async -> DBusExportedInterface {
         DBusExportedInterface(
             HaulInterfaces.manager,
-            methods: [
-                "Download": { call in
+            methods: ManagerMethod.handlers([
+                .download: { call in
                     try await download(call.arguments, options: [:], tasks: tasks)
                 },
-                "DownloadWithOptions": { call in
+                .downloadWithOptions: { call in
                     try await download(call.arguments, options: try vardict(call.arguments[2]), tasks: tasks)
                 },
-                "Upload": { call in
+                .upload: { call in
                     try await upload(call.arguments, options: [:], tasks: tasks)
                 },
-                "UploadWithOptions": { call in
+                .uploadWithOptions: { call in
                     try await upload(call.arguments, options: try vardict(call.arguments[2]), tasks: tasks)
                 },
-                "ListTasks": { _ in [.objectPaths(await tasks.list())] },
-                "SuspendAll": { _ in await tasks.forEachTask(.suspend); return [] },
-                "ResumeAll": { _ in await tasks.forEachTask(.resume); return [] },
-                "CancelAll": { _ in await tasks.forEachTask(.cancel); return [] },
-            ],
-            properties: ["DefaultConnections": .uint32(await tasks.settings.defaultConnections)],
+                .listTasks: { _ in [.objectPaths(await tasks.list())] },
+                .suspendAll: { _ in await tasks.forEachTask(.suspend); return [] },
+                .resumeAll: { _ in await tasks.forEachTask(.resume); return [] },
+                .cancelAll: { _ in await tasks.forEachTask(.cancel); return [] },
+            ]),
+            properties: ManagerProperty.values([.defaultConnections: .uint32(await tasks.settings.defaultConnections)]),
             setProperty: { name, value, _ in
                 // The object server lets through writes of read-write properties only.
-                if name == "DefaultConnections" { try await tasks.setDefaultConnections(value) }
+                if name == ManagerProperty.defaultConnections.name { try await tasks.setDefaultConnections(value) }
             }
         )
     }

@@ -1,5 +1,6 @@
 package import Foundation
 import DBusKit
+import HaulContract
 
 /// A `hauld` built by this package, running on a private bus with its own state directory.
 package final class HauldProcess: Sendable {
@@ -29,7 +30,7 @@ package final class HauldProcess: Sendable {
         let deadline = ContinuousClock.now + .seconds(20)
         while try await !Self.ownedBy(running.pid, probe) {
             guard running.isRunning, ContinuousClock.now < deadline else {
-                throw TestSupportError("hauld did not take org.haul.Haul1")
+                throw TestSupportError("hauld did not take \(HaulBus.name)")
             }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -45,7 +46,7 @@ package final class HauldProcess: Sendable {
     ]
 
     private static func ownedBy(_ pid: Int32, _ probe: DBusConnection) async throws -> Bool {
-        guard let owner = try? await probe.nameOwner("org.haul.Haul1") else { return false }
+        guard let owner = try? await probe.nameOwner(HaulBus.name) else { return false }
         let reply = try? await probe.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "GetConnectionUnixProcessID", [.string(owner)]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBusKit
 import Foundation
+import HaulContract
 
 #if canImport(Glibc)
 import Glibc
@@ -29,12 +30,12 @@ struct BusyCommand: AsyncParsableCommand {
         var status: Int32 = 0
         try await reportingFailures {
             let client = try await HaulClient.connect()
-            try await client.callIndicator("IncrementActivityCount")
+            try await client.callIndicator(.incrementActivityCount)
             // Ctrl-C reaches the whole process group: the command decides what it means; we wait for it.
             signal(SIGINT, SIG_IGN)
             signal(SIGQUIT, SIG_IGN)
             status = await Self.runToCompletion(commandLine)
-            try? await client.callIndicator("DecrementActivityCount")
+            try? await client.callIndicator(.decrementActivityCount)
             await client.connection.close()
         }
         throw ExitCode(status)

@@ -1,32 +1,29 @@
 import DBusKit
+import HaulContract
 
 /// Task calls of the CLI.
 extension HaulClient {
-    static let managerInterface = "org.haul.Haul1.Manager"
-    static let taskInterface = "org.haul.Haul1.Task"
-    static let tasksPath: ObjectPath = "/org/haul/Haul1/Tasks"
-
-    func callManager(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
+    func callManager(_ method: ManagerMethod, _ body: [DBusValue] = []) async throws -> [DBusValue] {
         try await remote {
             try await connection.call(
-                destination: Self.busName, path: Self.managerPath, interface: Self.managerInterface, member: member,
-                body
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+                member: method.rawValue, body
             )
         }
     }
 
     /// Calls a Manager method that creates a task, returning the task's object path.
-    func startTask(_ member: String, _ body: [DBusValue]) async throws -> ObjectPath {
-        guard let path = try await callManager(member, body).first?.objectPathValue else {
-            throw CLIFailure.refused("hauld's reply to \(member) holds no task")
+    func startTask(_ method: ManagerMethod, _ body: [DBusValue]) async throws -> ObjectPath {
+        guard let path = try await callManager(method, body).first?.objectPathValue else {
+            throw CLIFailure.refused("hauld's reply to \(method.rawValue) holds no task")
         }
         return path
     }
 
-    func callTask(_ path: ObjectPath, _ member: String) async throws {
+    func callTask(_ path: ObjectPath, _ method: TaskMethod) async throws {
         do {
             _ = try await connection.call(
-                destination: Self.busName, path: path, interface: Self.taskInterface, member: member
+                destination: HaulBus.name, path: path, interface: HaulBus.taskInterface, member: method.rawValue
             )
         } catch let error as DBusError where error.name == "org.freedesktop.DBus.Error.UnknownObject" {
             throw CLIFailure.refused("no task \(path.rawValue.split(separator: "/").last ?? "")")
@@ -37,14 +34,14 @@ extension HaulClient {
 
     func task(_ path: ObjectPath) async throws -> TaskInfo {
         let properties = try await remote {
-            try await connection.allProperties(destination: Self.busName, path: path, interface: Self.taskInterface)
+            try await connection.allProperties(destination: HaulBus.name, path: path, interface: HaulBus.taskInterface)
         }
         return TaskInfo(path: path, properties: properties)
     }
 
     func tasks() async throws -> [TaskInfo] {
         var result: [TaskInfo] = []
-        for value in try await callManager("ListTasks").first?.arrayValue ?? [] {
+        for value in try await callManager(.listTasks).first?.arrayValue ?? [] {
             guard let path = value.objectPathValue else { continue }
             // A task forgotten between the list and this call is simply not shown.
             if let info = try? await task(path) { result.append(info) }
@@ -52,25 +49,23 @@ extension HaulClient {
         return result
     }
 
-    static func path(ofTask id: UInt32) -> ObjectPath { tasksPath.appending(String(id)) ?? tasksPath }
-
     /// PropertiesChanged of task objects and the Manager's TaskDidComplete, from hauld only, and hauld's comings
     /// and goings.
     func taskChanges() async throws -> AsyncStream<DBusMessage> {
         try await connection.messages(matching: [
             MatchRule(
-                kind: .signal, sender: Self.busName, pathNamespace: Self.tasksPath,
+                kind: .signal, sender: HaulBus.name, pathNamespace: HaulBus.tasksPath,
                 interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                arg0: Self.taskInterface
+                arg0: HaulBus.taskInterface
             ),
             MatchRule(
-                kind: .signal, sender: Self.busName, path: Self.managerPath, interface: Self.managerInterface,
-                member: "TaskDidComplete"
+                kind: .signal, sender: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+                member: ManagerSignal.taskDidComplete.rawValue
             ),
             // hauld restarting: what happened meanwhile must be read again.
             MatchRule(
                 kind: .signal, sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
-                member: "NameOwnerChanged", arg0: Self.busName
+                member: "NameOwnerChanged", arg0: HaulBus.name
             ),
         ])
     }

@@ -1,13 +1,10 @@
 import ArgumentParser
 import DBusKit
 import Foundation
+import HaulContract
 
 /// A connection to hauld for one command; turns bus failures into clear messages and exit codes.
 struct HaulClient {
-    static let busName = "org.haul.Haul1"
-    static let managerPath: ObjectPath = "/org/haul/Haul1/Manager"
-    static let indicatorInterface = "org.haul.Haul1.ActivityIndicator"
-
     let connection: DBusConnection
 
     static func connect() async throws -> HaulClient {
@@ -21,25 +18,26 @@ struct HaulClient {
     func indicatorStatus() async throws -> IndicatorStatus {
         let properties = try await remote {
             try await connection.allProperties(
-                destination: Self.busName, path: Self.managerPath, interface: Self.indicatorInterface
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface
             )
         }
         return IndicatorStatus(properties)
     }
 
-    func setIndicator(_ name: String, _ value: DBusValue) async throws {
+    func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
         try await remote {
             try await connection.setProperty(
-                destination: Self.busName, path: Self.managerPath, interface: Self.indicatorInterface, name: name,
-                value: value
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+                name: property.name, value: value
             )
         }
     }
 
-    func callIndicator(_ member: String) async throws {
+    func callIndicator(_ method: IndicatorMethod) async throws {
         _ = try await remote {
             try await connection.call(
-                destination: Self.busName, path: Self.managerPath, interface: Self.indicatorInterface, member: member
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+                member: method.rawValue
             )
         }
     }
@@ -71,7 +69,7 @@ enum CLIFailure: Error, CustomStringConvertible {
     init(_ error: DBusError) {
         if Self.unreachableNames.contains(error.name) || error.name.hasPrefix("org.freedesktop.DBus.Error.Spawn") {
             self = .unreachable(
-                "hauld is not running on the session bus (\(HaulClient.busName): \(error.message)). "
+                "hauld is not running on the session bus (\(HaulBus.name): \(error.message)). "
                     + "Start it with `hauld`, or `systemctl --user start hauld` when it is installed."
             )
         } else {

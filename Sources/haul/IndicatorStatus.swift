@@ -1,29 +1,27 @@
 import DBusKit
 import Foundation
+import HaulContract
 
 /// The indicator's properties as the CLI shows them.
 struct IndicatorStatus: Equatable {
-    var visible = false
-    var state = "not-active"
-    var activityCount: UInt32 = 0
-    var enabled = true
-    var activationDelay = 1.0
-    var completionDelay = 0.17
+    var snapshot: IndicatorSnapshot
     /// False while hauld is not on the bus (only `monitor` shows that).
     var online = true
 
     init(_ properties: [String: DBusValue] = [:]) {
-        apply(properties)
+        snapshot = IndicatorSnapshot(properties: properties)
     }
+
+    var visible: Bool { snapshot.visible }
+    var state: String { snapshot.state.rawValue }
+    var activityCount: UInt32 { snapshot.activityCount }
+    var enabled: Bool { snapshot.enabled }
+    var activationDelay: Double { snapshot.activationDelay }
+    var completionDelay: Double { snapshot.completionDelay }
 
     /// Merges the values of a GetAll reply or a PropertiesChanged signal.
     mutating func apply(_ properties: [String: DBusValue]) {
-        if let value = properties["Visible"]?.boolValue { visible = value }
-        if let value = properties["State"]?.stringValue { state = value }
-        if let value = properties["ActivityCount"]?.uint32Value { activityCount = value }
-        if let value = properties["Enabled"]?.boolValue { enabled = value }
-        if let value = properties["ActivationDelay"]?.doubleValue { activationDelay = value }
-        if let value = properties["CompletionDelay"]?.doubleValue { completionDelay = value }
+        snapshot.apply(properties)
     }
 
     var human: String {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBusKit
 import Foundation
+import HaulContract
 
 struct MonitorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,13 +28,13 @@ struct MonitorCommand: AsyncParsableCommand {
             let client = try await HaulClient.connect()
             let changes = try await client.connection.messages(matching: [
                 MatchRule(
-                    kind: .signal, sender: HaulClient.busName, path: HaulClient.managerPath,
+                    kind: .signal, sender: HaulBus.name, path: HaulBus.managerPath,
                     interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                    arg0: HaulClient.indicatorInterface
+                    arg0: HaulBus.indicatorInterface
                 ),
                 MatchRule(
                     kind: .signal, sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
-                    member: "NameOwnerChanged", arg0: HaulClient.busName
+                    member: "NameOwnerChanged", arg0: HaulBus.name
                 ),
             ])
             var status = await currentStatus(client)

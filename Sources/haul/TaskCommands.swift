@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBusKit
 import Foundation
+import HaulContract
 
 struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,7 +46,9 @@ struct TaskSelection: ParsableArguments {
 
 /// `suspend`, `resume`, `cancel`: one Task method on each selected task, or the Manager's *All method.
 protocol TaskControlCommand: AsyncParsableCommand {
-    static var member: String { get }
+    static var method: TaskMethod { get }
+    /// The Manager method that applies `method` to every task.
+    static var methodForAll: ManagerMethod { get }
     var selection: TaskSelection { get }
 }
 
@@ -54,13 +57,13 @@ extension TaskControlCommand {
         try await reportingFailures {
             let client = try await HaulClient.connect()
             if selection.all {
-                _ = try await client.callManager("\(Self.member)All")
+                _ = try await client.callManager(Self.methodForAll)
                 return
             }
             var failures: [String] = []
             for id in selection.ids {
                 do {
-                    try await client.callTask(HaulClient.path(ofTask: id), Self.member)
+                    try await client.callTask(HaulBus.taskPath(id), Self.method)
                 } catch let failure as CLIFailure {
                     if case .unreachable = failure { throw failure }
                     failures.append("task \(id): \(failure)")
@@ -73,7 +76,8 @@ extension TaskControlCommand {
 
 struct SuspendCommand: TaskControlCommand {
     static let configuration = CommandConfiguration(commandName: "suspend", abstract: "Pause transfers.")
-    static let member = "Suspend"
+    static let method = TaskMethod.suspend
+    static let methodForAll = ManagerMethod.suspendAll
     @OptionGroup var selection: TaskSelection
 }
 
@@ -81,7 +85,8 @@ struct ResumeCommand: TaskControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume", abstract: "Continue transfers from the bytes on disk."
     )
-    static let member = "Resume"
+    static let method = TaskMethod.resume
+    static let methodForAll = ManagerMethod.resumeAll
     @OptionGroup var selection: TaskSelection
 }
 
@@ -89,7 +94,8 @@ struct CancelCommand: TaskControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel", abstract: "Stop transfers and remove their partial files."
     )
-    static let member = "Cancel"
+    static let method = TaskMethod.cancel
+    static let methodForAll = ManagerMethod.cancelAll
     @OptionGroup var selection: TaskSelection
 }
 
@@ -112,8 +118,8 @@ struct ForgetCommand: AsyncParsableCommand {
         try await reportingFailures {
             let client = try await HaulClient.connect()
             let paths = completed
-                ? try await client.tasks().filter(\.isCompleted).map(\.path) : ids.map(HaulClient.path(ofTask:))
-            for path in paths { try await client.callTask(path, "Forget") }
+                ? try await client.tasks().filter(\.isCompleted).map(\.path) : ids.map(HaulBus.taskPath)
+            for path in paths { try await client.callTask(path, .forget) }
         }
     }
 }
@@ -138,7 +144,7 @@ struct WatchCommand: AsyncParsableCommand {
         try await reportingFailures {
             let client = try await HaulClient.connect()
             let watcher = TaskWatcher(client: client, json: json)
-            let paths = id.map { [HaulClient.path(ofTask: $0)] }
+            let paths = id.map { [HaulBus.taskPath($0)] }
             switch try await Interruption.trap().detachable({ try await watcher.watch(paths) }) {
             case .detached:
                 throw ExitCode(130)

@@ -1,24 +1,31 @@
 import DBusKit
 import Foundation
+import HaulContract
 
 /// A task's properties as the CLI shows them.
 struct TaskInfo {
     var path: ObjectPath
-    var properties: [String: DBusValue]
+    var snapshot: TaskSnapshot
 
-    var id: UInt32 { properties["Id"]?.uint32Value ?? 0 }
-    var kind: String { properties["Kind"]?.stringValue ?? "" }
-    var state: String { properties["State"]?.stringValue ?? "" }
-    var url: String { properties["URL"]?.stringValue ?? "" }
-    var file: String { properties["Path"]?.stringValue ?? "" }
-    var errorName: String { properties["ErrorName"]?.stringValue ?? "" }
-    var errorMessage: String { properties["ErrorMessage"]?.stringValue ?? "" }
-    var rate: UInt64 { properties["Rate"]?.uint64Value ?? 0 }
-    var isDownload: Bool { kind == "download" }
-    var done: UInt64 { properties[isDownload ? "BytesReceived" : "BytesSent"]?.uint64Value ?? 0 }
-    var expected: Int64 { properties[isDownload ? "BytesExpectedToReceive" : "BytesExpectedToSend"]?.int64Value ?? -1 }
-    var fraction: Double { properties[isDownload ? "DownloadProgress" : "UploadProgress"]?.doubleValue ?? 0 }
-    var isCompleted: Bool { state == "completed" }
+    init(path: ObjectPath, properties: [String: DBusValue]) {
+        self.path = path
+        snapshot = TaskSnapshot(properties: properties)
+    }
+
+    var id: UInt32 { snapshot.id }
+    var kind: String { snapshot.kind?.rawValue ?? "" }
+    var state: String { snapshot.state?.rawValue ?? "" }
+    var url: String { snapshot.url }
+    var file: String { snapshot.path }
+    var errorName: String { snapshot.errorName }
+    var errorMessage: String { snapshot.errorMessage }
+    var rate: UInt64 { snapshot.rate }
+    var isDownload: Bool { snapshot.isDownload }
+    var isRunning: Bool { snapshot.isRunning }
+    var done: UInt64 { snapshot.bytesDone }
+    var expected: Int64 { snapshot.bytesExpected }
+    var fraction: Double { snapshot.fraction }
+    var isCompleted: Bool { snapshot.isCompleted }
     var succeeded: Bool { outcome == .succeeded }
 
     /// How a completed task ended: the bus says `completed` for all three, with an error name for two.
@@ -29,29 +36,29 @@ struct TaskInfo {
     var outcome: Outcome? {
         guard isCompleted else { return nil }
         if errorName.isEmpty { return .succeeded }
-        return errorName == "org.haul.Haul1.Error.Cancelled" ? .cancelled : .failed
+        return snapshot.failure == .cancelled ? .cancelled : .failed
     }
 
     /// The state as a person reads it: `completed`, `failed` or `cancelled` once the task has ended.
     var shownState: String {
         switch outcome {
         case nil: state
-        case .succeeded: "completed"
+        case .succeeded: TaskStateName.completed.rawValue
         case .failed: "failed"
         case .cancelled: "cancelled"
         }
     }
 
     mutating func apply(_ changes: [String: DBusValue]) {
-        properties.merge(changes.mapValues(\.unwrapped)) { $1 }
+        snapshot.apply(changes)
     }
 
     var json: [String: Any] {
         [
             "id": id, "kind": kind, "state": state, "url": url, "path": file, "bytes": done,
             "expected_bytes": expected, "progress": fraction, "rate": rate, "error_name": errorName,
-            "error_message": errorMessage, "http_status": properties["HTTPStatus"]?.uint32Value ?? 0,
-            "resumable": properties["Resumable"]?.boolValue ?? false, "outcome": outcome?.rawValue ?? "",
+            "error_message": errorMessage, "http_status": snapshot.httpStatus, "resumable": snapshot.isResumable,
+            "outcome": outcome?.rawValue ?? "",
         ]
     }
 
@@ -59,7 +66,7 @@ struct TaskInfo {
     var row: String {
         let progress = expected > 0 ? String(format: "%3.0f%%", fraction * 100) : "  ? "
         let size = "\(Bytes.format(done))/\(expected >= 0 ? Bytes.format(UInt64(expected)) : "?")"
-        let speed = state == "running" ? "\(Bytes.format(rate))/s" : ""
+        let speed = isRunning ? "\(Bytes.format(rate))/s" : ""
         let arrow = isDownload ? "\(url) → \(file)" : "\(file) → \(url)"
         let failure = outcome == .failed ? "  (\(errorName.split(separator: ".").last ?? ""): \(shortMessage))" : ""
         // Padded here: swift-corelibs-foundation ignores the width of `%@`.
@@ -82,7 +89,7 @@ struct TaskInfo {
     /// Throws what `get` and `watch` exit with when the completed task did not succeed, saying e.g.
     /// `download 3 failed: HTTP 404 Not Found (org.haul.Haul1.Error.HTTP)`.
     func throwUnlessSucceeded() throws(CLIFailure) {
-        let task = "\(isDownload ? "download" : "upload") \(id)"
+        let task = "\((isDownload ? TaskKindName.download : .upload).rawValue) \(id)"
         switch outcome {
         case .succeeded, nil: return
         case .failed: throw .taskFailed("\(task) failed: \(errorMessage) (\(errorName))")
@@ -100,13 +107,13 @@ struct TaskInfo {
             bar = "[" + String(spinner) + String(repeating: " ", count: width - 1) + "]"
         }
         var eta = ""
-        if state == "running", rate > 0, expected > 0, UInt64(expected) > done {
+        if isRunning, rate > 0, expected > 0, UInt64(expected) > done {
             eta = " ETA \(Bytes.duration(Double(UInt64(expected) - done) / Double(rate)))"
         }
         let name = (file as NSString).lastPathComponent
         let percent = expected > 0 ? String(format: " %3.0f%%", fraction * 100) : ""
         let size = " \(Bytes.format(done))" + (expected >= 0 ? "/\(Bytes.format(UInt64(expected)))" : "")
-        let speed = state == "running" ? " \(Bytes.format(rate))/s" : " \(shownState)"
+        let speed = isRunning ? " \(Bytes.format(rate))/s" : " \(shownState)"
         return "\(bar)\(percent)\(size)\(speed)\(eta)  #\(id) \(name)"
     }
 }

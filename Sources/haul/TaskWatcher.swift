@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 
 #if canImport(Glibc)
 import Glibc
@@ -67,7 +68,7 @@ struct TaskWatcher {
                     watched[watchedPath] = (try? await client.task(watchedPath)) ?? watched[watchedPath]
                 }
                 render(force: true)
-            } else if message.member == "TaskDidComplete" {
+            } else if message.member == ManagerSignal.taskDidComplete.rawValue {
                 guard let completed = message.body.first?.objectPathValue, watched[completed] != nil else { continue }
                 watched[completed] = (try? await client.task(completed)) ?? watched[completed]
                 render(force: true)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBusKit
 import Foundation
+import HaulContract
 
 /// Options shared by `get` and `put`.
 struct AttachOptions: ParsableArguments {
@@ -25,7 +26,9 @@ struct AttachOptions: ParsableArguments {
 }
 
 /// Starts a task, then either prints it (`--detach`) or follows it to the end.
-func startAndFollow(_ client: HaulClient, detach: Bool, kind: String, start: () async throws -> ObjectPath) async throws {
+func startAndFollow(
+    _ client: HaulClient, detach: Bool, kind: TaskKindName, start: () async throws -> ObjectPath
+) async throws {
     let interruption = detach ? nil : await Interruption.trap()
     let path = try await start()
     guard let interruption else {
@@ -37,7 +40,7 @@ func startAndFollow(_ client: HaulClient, detach: Bool, kind: String, start: () 
     case .detached:
         let id = path.rawValue.split(separator: "/").last ?? "?"
         FileHandle.standardError.write(Data("""
-            \nhaul: detached; the \(kind) goes on as task \(id).
+            \nhaul: detached; the \(kind.rawValue) goes on as task \(id).
             haul: `haul watch \(id)` follows it again, `haul cancel \(id)` stops it.\n
             """.utf8))
         throw ExitCode(130)
@@ -80,22 +83,27 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var attach: AttachOptions
 
     func validate() throws {
-        if let connections, !(1...16).contains(connections) {
-            throw ValidationError("--connections must be between 1 and 16")
+        let range = DownloadOption.connectionRange
+        if let connections, !range.contains(connections) {
+            throw ValidationError("--connections must be between \(range.lowerBound) and \(range.upperBound)")
         }
     }
 
     func run() async throws {
         try await reportingFailures {
             let client = try await HaulClient.connect()
-            var options: [String: DBusValue] = ["overwrite": .boolean(overwrite), "start-suspended": .boolean(suspended)]
-            if let sha256 { options["sha256"] = .string(sha256) }
-            if let connections { options["connections"] = .uint32(connections) }
+            var options: [DownloadOption: DBusValue] = [
+                .overwrite: .boolean(overwrite), .startSuspended: .boolean(suspended),
+            ]
+            if let sha256 { options[.sha256] = .string(sha256) }
+            if let connections { options[.connections] = .uint32(connections) }
             let headers = try attach.parsedHeaders()
-            if !headers.isEmpty { options["headers"] = .stringDictionary(headers) }
+            if !headers.isEmpty { options[.headers] = .stringDictionary(headers) }
             let destination = absolute(output ?? Self.defaultName(for: url))
-            try await startAndFollow(client, detach: attach.detach || suspended, kind: "download") {
-                try await client.startTask("DownloadWithOptions", [.string(url), .string(destination), .vardict(options)])
+            try await startAndFollow(client, detach: attach.detach || suspended, kind: .download) {
+                try await client.startTask(
+                    .downloadWithOptions, [.string(url), .string(destination), .vardict(options.byName)]
+                )
             }
         }
     }
@@ -126,11 +134,14 @@ struct PutCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let client = try await HaulClient.connect()
-            var options: [String: DBusValue] = ["method": .string(post ? "POST" : "PUT")]
+            let method: UploadMethodName = post ? .post : .put
+            var options: [UploadOption: DBusValue] = [.method: .string(method.rawValue)]
             let headers = try attach.parsedHeaders()
-            if !headers.isEmpty { options["headers"] = .stringDictionary(headers) }
-            try await startAndFollow(client, detach: attach.detach, kind: "upload") {
-                try await client.startTask("UploadWithOptions", [.string(url), .string(absolute(file)), .vardict(options)])
+            if !headers.isEmpty { options[.headers] = .stringDictionary(headers) }
+            try await startAndFollow(client, detach: attach.detach, kind: .upload) {
+                try await client.startTask(
+                    .uploadWithOptions, [.string(url), .string(absolute(file)), .vardict(options.byName)]
+                )
             }
         }
     }

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -11,18 +12,20 @@ import Testing
 struct ActivationTests {
     @Test func firstDBusSendCallStartsHauldAndIsAnswered() async throws {
         try await ActivationFixture.with { fixture in
-            #expect(try await !fixture.probe.nameHasOwner("org.haul.Haul1"), "hauld ran before the first call")
+            #expect(try await !fixture.probe.nameHasOwner(HaulBus.name), "hauld ran before the first call")
 
             let reply = try await Command.run(
                 "dbus-send",
                 [
-                    "--session", "--print-reply", "--dest=org.haul.Haul1", "/org/haul/Haul1/Manager",
-                    "org.freedesktop.DBus.Properties.Get", "string:org.haul.Haul1.ActivityIndicator", "string:State",
+                    "--session", "--print-reply", "--dest=\(HaulBus.name)", HaulBus.managerPath.rawValue,
+                    "org.freedesktop.DBus.Properties.Get", "string:\(HaulBus.indicatorInterface)",
+                    "string:\(IndicatorProperty.state.name)",
                 ],
                 environment: fixture.bus.environment
             )
             #expect(reply.status == 0, "dbus-send failed: \(reply.stderr)")
-            #expect(reply.stdout.contains("variant       string \"not-active\""), "\(reply.stdout)")
+            let notActive = IndicatorStateName.notActive.rawValue
+            #expect(reply.stdout.contains("variant       string \"\(notActive)\""), "\(reply.stdout)")
 
             try await fixture.expectOneActivatedHauld()
         }
@@ -30,21 +33,21 @@ struct ActivationTests {
 
     @Test func firstDBusKitCallStartsHauldAndIsAnswered() async throws {
         try await ActivationFixture.with { fixture in
-            #expect(try await !fixture.probe.nameHasOwner("org.haul.Haul1"), "hauld ran before the first call")
+            #expect(try await !fixture.probe.nameHasOwner(HaulBus.name), "hauld ran before the first call")
 
             let client = try await DBusConnection.connect(address: fixture.bus.address)
             let state: DBusValue
             do {
                 state = try await client.property(
-                    destination: "org.haul.Haul1", path: "/org/haul/Haul1/Manager",
-                    interface: "org.haul.Haul1.ActivityIndicator", name: "State"
+                    destination: HaulBus.name, path: HaulBus.managerPath,
+                    interface: HaulBus.indicatorInterface, name: IndicatorProperty.state.name
                 )
             } catch {
                 await client.close()
                 throw error
             }
             await client.close()
-            #expect(state == .string("not-active"))
+            #expect(state == .state(.notActive))
 
             try await fixture.expectOneActivatedHauld()
         }
@@ -52,7 +55,7 @@ struct ActivationTests {
 
     @Test func activationFileCopyRunsTheBuiltHauldWithoutSystemd() throws {
         let fixture = try ActivationFixture.ServiceFile(stateDirectory: URL(fileURLWithPath: "/state"))
-        #expect(fixture.text.contains("\nName=org.haul.Haul1\n"))
+        #expect(fixture.text.contains("\nName=\(HaulBus.name)\n"))
         #expect(fixture.text.contains("\nExec=/usr/bin/env XDG_STATE_HOME=/state \(Command.built("hauld"))\n"))
         #expect(!fixture.text.contains("SystemdService="))
     }
@@ -71,7 +74,9 @@ private struct ActivationFixture {
         let text: String
 
         init(stateDirectory: URL) throws {
-            let original = try String(contentsOf: repositoryRoot.appendingPathComponent("dbus/org.haul.Haul1.service"), encoding: .utf8)
+            let original = try String(
+                contentsOf: repositoryRoot.appendingPathComponent("dbus/\(HaulBus.name).service"), encoding: .utf8
+            )
             let lines = original.split(separator: "\n", omittingEmptySubsequences: false)
             #expect(lines.contains("Exec=/usr/local/bin/hauld"))
             #expect(lines.contains("SystemdService=hauld.service"))
@@ -93,7 +98,7 @@ private struct ActivationFixture {
         try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try ServiceFile(stateDirectory: state).text
-            .write(to: services.appendingPathComponent("org.haul.Haul1.service"), atomically: true, encoding: .utf8)
+            .write(to: services.appendingPathComponent("\(HaulBus.name).service"), atomically: true, encoding: .utf8)
 
         let bus = try PrivateBus(serviceDirectory: services)
         defer { bus.stop() }
@@ -115,10 +120,10 @@ private struct ActivationFixture {
     func expectOneActivatedHauld() async throws {
         let reply = try await probe.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "GetConnectionUnixProcessID", [.string("org.haul.Haul1")]
+            member: "GetConnectionUnixProcessID", [.string(HaulBus.name)]
         )
         let pid = try #require(reply.first?.uint32Value).asPID
-        #expect(activatedPIDs() == [pid], "the owner of org.haul.Haul1 is not the one hauld this bus started")
+        #expect(activatedPIDs() == [pid], "the owner of \(HaulBus.name) is not the one hauld this bus started")
 
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
         #expect(

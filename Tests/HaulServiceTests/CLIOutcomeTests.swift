@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
             let failed = try await haul(f, ["get", f.server.url("/nothing?status=404"), "-o", f.file("404.bin")])
             #expect(failed.status == 1)
             #expect(failed.stderr.contains("haul: download 1 failed: "), "\(failed.stderr)")
-            #expect(failed.stderr.contains("(org.haul.Haul1.Error.HTTP)"), "\(failed.stderr)")
+            #expect(failed.stderr.contains("(\(HaulErrorName.http.fullName))"), "\(failed.stderr)")
             #expect(failed.stdout.contains(" failed  #1 404.bin"), "\(failed.stdout)")
 
             // Eight seconds of transfer, cancelled by another client while get follows it.
@@ -26,8 +27,8 @@ import Testing
                 Command.built("haul"), ["get", f.server.url("/gen/4m?seed=51&throttle=500000"), "-o", f.file("c.bin")],
                 environment: f.daemon.bus.environment, output: f.folder.appendingPathComponent("get.out")
             )
-            try await f.wait("/org/haul/Haul1/Tasks/2", received: 100_000)
-            try await f.taskCall("/org/haul/Haul1/Tasks/2", "Cancel")
+            try await f.wait(HaulBus.taskPath(2), received: 100_000)
+            try await f.taskCall(HaulBus.taskPath(2), .cancel)
             let cancelled = await get.finish()
             #expect(cancelled.status == 2, "\(cancelled.stderr)")
             #expect(cancelled.stderr == "haul: download 2 was cancelled\n")
@@ -38,7 +39,8 @@ import Testing
             let watchCancelled = try await haul(f, ["watch", "2", "--json"])
             #expect(watchCancelled.status == 2)
             let last = try json(watchCancelled.stdout.split(separator: "\n").last ?? "")
-            #expect(last["outcome"] as? String == "cancelled" && last["state"] as? String == "completed")
+            #expect(last["outcome"] as? String == "cancelled")
+            #expect(last["state"] as? String == TaskStateName.completed.rawValue)
         }
     }
 
@@ -48,15 +50,15 @@ import Testing
             let failed = try await f.download("/nothing?status=404", to: "404.bin")
             let cancelled = try await f.download("/gen/4m?seed=53&throttle=200000", to: "c.bin")
             let running = try await f.download("/gen/4m?seed=54&throttle=200000", to: "r.bin")
-            try await f.taskCall(cancelled, "Cancel")
-            for task in [succeeded, failed, cancelled] { try await f.wait(task, until: "completed") }
+            try await f.taskCall(cancelled, .cancel)
+            for task in [succeeded, failed, cancelled] { try await f.wait(task, until: .completed) }
 
             let rows = try await haul(f, ["ls"]).stdout.split(separator: "\n")
             try #require(rows.count == 4, "\(rows)")
             #expect(rows[0].hasPrefix("   1  completed "), "\(rows[0])")
             #expect(!rows[0].contains("("), "a success has no error to show: \(rows[0])")
             #expect(rows[1].hasPrefix("   2  failed "), "\(rows[1])")
-            #expect(rows[1].hasSuffix("(HTTP: \(try await f.property(failed, "ErrorMessage").stringValue ?? "?"))"))
+            #expect(rows[1].hasSuffix("(HTTP: \(try await f.property(failed, .errorMessage).stringValue ?? "?"))"))
             #expect(rows[2].hasPrefix("   3  cancelled "), "\(rows[2])")
             #expect(!rows[2].contains("("), "cancelled says it all: \(rows[2])")
             #expect(rows[3].hasPrefix("   4  running "), "\(rows[3])")
@@ -65,9 +67,10 @@ import Testing
 
             let objects = try await haul(f, ["ls", "--json"]).stdout.split(separator: "\n").map(json)
             #expect(objects.map { $0["outcome"] as? String } == ["succeeded", "failed", "cancelled", ""])
-            #expect(objects.map { $0["state"] as? String } == ["completed", "completed", "completed", "running"])
-            #expect(objects[2]["error_name"] as? String == "org.haul.Haul1.Error.Cancelled")
-            try await f.taskCall(running, "Cancel")
+            let states: [TaskStateName] = [.completed, .completed, .completed, .running]
+            #expect(objects.map { $0["state"] as? String } == states.map(\.rawValue))
+            #expect(objects[2]["error_name"] as? String == HaulErrorName.cancelled.fullName)
+            try await f.taskCall(running, .cancel)
         }
     }
 
@@ -75,10 +78,10 @@ import Testing
         try await TransferFixture.with { f throws in
             // A checksum mismatch names both sums: a message longer than a row should carry.
             let task = try await f.download(
-                "/gen/10k?seed=55", to: "sum.bin", options: ["sha256": .string(String(repeating: "0", count: 64))]
+                "/gen/10k?seed=55", to: "sum.bin", options: [.sha256: .string(String(repeating: "0", count: 64))]
             )
-            try await f.wait(task, until: "completed")
-            let message = try await f.property(task, "ErrorMessage").stringValue ?? ""
+            try await f.wait(task, until: .completed)
+            let message = try await f.property(task, .errorMessage).stringValue ?? ""
             try #require(message.count > 72, "\(message)")
             let row = try await haul(f, ["ls"]).stdout
             #expect(row.hasSuffix("(ChecksumMismatch: \(message.prefix(71))…)\n"), "\(row)")

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -20,7 +21,7 @@ import Testing
             #expect(human.stdout.contains("Indicator:  hidden (not-active)"))
             let result = try await haul(fixture, ["status", "--json"])
             let object = try json(Substring(result.stdout))
-            #expect(object["state"] as? String == "not-active")
+            #expect(object["state"] as? String == IndicatorStateName.notActive.rawValue)
             #expect(object["visible"] as? Bool == false)
             #expect(object["activity_count"] as? Int == 0)
             #expect(object["activation_delay"] as? Double == 1.0)
@@ -34,7 +35,7 @@ import Testing
             let object = try json(Substring(result.stdout))
             #expect(object["enabled"] as? Bool == false)
             #expect(object["activation_delay"] as? Double == 0.4)
-            #expect(try await fixture.indicatorProperty("Enabled") == .boolean(false))
+            #expect(try await fixture.indicatorProperty(.enabled) == .boolean(false))
 
             let invalid = try await haul(fixture, ["indicator", "--completion-delay=-2"])
             #expect(invalid.status == 64)
@@ -54,13 +55,13 @@ import Testing
                 environment: fixture.bus.environment
             )
             #expect(try await fixture.eventually(timeout: .seconds(20)) {
-                try await fixture.indicatorProperty("ActivityCount") == .uint32(1)
+                try await fixture.indicatorProperty(.activityCount) == .uint32(1)
             })
             #expect(FileManager.default.createFile(atPath: release, contents: nil))
             let result = await Command.finish(busy)
             #expect(result.status == 7)
             #expect(FileManager.default.fileExists(atPath: marker))
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty("ActivityCount") == .uint32(0) })
+            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.activityCount) == .uint32(0) })
         }
     }
 
@@ -77,11 +78,11 @@ import Testing
                     kill(pid, SIGKILL)
                 }
             }
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty("ActivityCount") == .uint32(1) })
+            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.activityCount) == .uint32(1) })
             kill(busy.pid, SIGKILL)
             _ = await Command.finish(busy)
             #expect(try await fixture.eventually(timeout: .seconds(10)) {
-                try await fixture.indicatorProperty("ActivityCount") == .uint32(0)
+                try await fixture.indicatorProperty(.activityCount) == .uint32(0)
             })
         }
     }
@@ -97,20 +98,20 @@ import Testing
     @Test(arguments: ["--json", "--waybar"])
     func monitorPrintsOneParsableLinePerChange(_ format: String) async throws {
         try await DaemonFixture.with { fixture throws in
-            try await fixture.setIndicator("ActivationDelay", .double(0.1))
-            try await fixture.setIndicator("CompletionDelay", .double(0.1))
+            try await fixture.setIndicator(.activationDelay, .double(0.1))
+            try await fixture.setIndicator(.completionDelay, .double(0.1))
             let monitor = try CommandWithOutputFile.start(
                 Command.built("haul"), ["monitor", format], environment: fixture.bus.environment,
                 output: fixture.bus.directory.appendingPathComponent("monitor.out")
             )
             // The first line is printed once monitor is subscribed.
             #expect(try await monitor.waitForLines(1))
-            try await fixture.callIndicator("IncrementActivityCount")
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty("Visible") == .boolean(true) })
-            try await fixture.callIndicator("DecrementActivityCount")
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty("State") == .string("not-active") })
+            try await fixture.callIndicator(.incrementActivityCount)
+            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.visible) == .boolean(true) })
+            try await fixture.callIndicator(.decrementActivityCount)
+            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.state) == .state(.notActive) })
             // The last change printed is the return to idle.
-            let idle = format == "--waybar" ? #""alt":"idle""# : #""state":"not-active""#
+            let idle = format == "--waybar" ? #""alt":"idle""# : #""state":"\#(IndicatorStateName.notActive.rawValue)""#
             #expect(try await monitor.waitUntil { $0.count >= 4 && $0.last?.contains(idle) == true })
             kill(monitor.running.pid, SIGTERM)
             _ = await Command.finish(monitor.running)
@@ -124,9 +125,9 @@ import Testing
                 #expect(lines.last?["alt"] as? String == "idle")
             } else {
                 let states = lines.compactMap { $0["state"] as? String }
-                #expect(states.first == "not-active")
-                #expect(states.contains("delaying-start") && states.contains("active") && states.contains("delaying-end"))
-                #expect(states.last == "not-active")
+                #expect(states.first == IndicatorStateName.notActive.rawValue)
+                #expect(Set(states) == Set(IndicatorStateName.allCases.map(\.rawValue)))
+                #expect(states.last == IndicatorStateName.notActive.rawValue)
             }
         }
     }

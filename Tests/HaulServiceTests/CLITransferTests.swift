@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -23,7 +24,7 @@ import Testing
             let query = "/gen/4m?seed=33"
             let result = try await haul(f, ["get", "-x", "4", f.server.url(query), "-o", f.file("x4.bin")])
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(try await f.property("/org/haul/Haul1/Tasks/1", "Connections") == .uint32(4))
+            #expect(try await f.property(HaulBus.taskPath(1), .connections) == .uint32(4))
             #expect(try await f.server.stats().requests(query) >= 4)
             #expect(try await f.sha256(of: "x4.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 4 << 20, seed: 33)))
             let refused = try await haul(f, ["get", "--connections", "17", f.server.url(query), "-o", f.file("x17.bin")])
@@ -35,10 +36,10 @@ import Testing
         try await TransferFixture.with { f throws in
             let result = try await haul(f, ["get", f.server.url("/nothing?status=404"), "-o", f.file("404.bin")])
             #expect(result.status == 1)
-            #expect(result.stderr.contains("org.haul.Haul1.Error.HTTP"))
+            #expect(result.stderr.contains(HaulErrorName.http.fullName))
             let exists = try await haul(f, ["get", f.server.url("/gen/1k"), "-o", f.file("404.bin.missing/x")])
             #expect(exists.status == 1)
-            #expect(exists.stderr.contains("org.haul.Haul1.Error.NotFound"))
+            #expect(exists.stderr.contains(HaulErrorName.notFound.fullName))
         }
     }
 
@@ -48,18 +49,18 @@ import Testing
                 f, ["get", f.server.url("/gen/4m?seed=32&throttle=500000"), "-o", f.file("ctl.bin"), "--detach"]
             )
             #expect(detached.status == 0)
-            #expect(detached.stdout == "/org/haul/Haul1/Tasks/1\n")
-            let task: ObjectPath = "/org/haul/Haul1/Tasks/1"
+            #expect(detached.stdout == HaulBus.taskPath(1).rawValue + "\n")
+            let task = HaulBus.taskPath(1)
             #expect(try await haul(f, ["suspend", "1"]).status == 0)
-            #expect(try await f.property(task, "State") == .string("suspended"))
+            #expect(try await f.property(task, .state) == .state(.suspended))
             let listed = try await haul(f, ["ls", "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
-            #expect(object?["state"] as? String == "suspended")
+            #expect(object?["state"] as? String == TaskStateName.suspended.rawValue)
             #expect(object?["id"] as? Int == 1)
             #expect(try await haul(f, ["resume", "--all"]).status == 0)
-            #expect(try await f.property(task, "State") == .string("running"))
+            #expect(try await f.property(task, .state) == .state(.running))
             #expect(try await haul(f, ["cancel", "1"]).status == 0)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             let again = try await haul(f, ["cancel", "1"])
             #expect(again.status == 1 && again.stderr.contains("TaskCompleted"))
             let unknown = try await haul(f, ["suspend", "99"])
@@ -77,9 +78,9 @@ import Testing
             let lines = try result.stdout.split(separator: "\n").map {
                 try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
             }
-            #expect(lines.last?["state"] as? String == "completed")
+            #expect(lines.last?["state"] as? String == TaskStateName.completed.rawValue)
             #expect(lines.last?["bytes"] as? Int == 1 << 20)
-            #expect(try await f.property(task, "State") == .string("completed"))
+            #expect(try await f.property(task, .state) == .state(.completed))
         }
     }
 
@@ -104,15 +105,15 @@ import Testing
                 Command.built("haul"), ["get", f.server.url(query), "-o", f.file("bg.bin")],
                 environment: f.daemon.bus.environment
             )
-            let task: ObjectPath = "/org/haul/Haul1/Tasks/1"
+            let task = HaulBus.taskPath(1)
             try await f.wait(task, received: 100_000)
-            try #require(try await f.property(task, "State") == .string("running"), "paused by the server, not done")
+            try #require(try await f.property(task, .state) == .state(.running), "paused by the server, not done")
             kill(get.pid, SIGINT)
             let result = await Command.finish(get)
             #expect(result.status == 130)
             #expect(result.stderr.contains("haul watch 1"))
-            #expect(try await f.property(task, "State") == .string("running"), "the transfer goes on in hauld")
-            try await f.wait(task, until: "completed", timeout: .seconds(60))
+            #expect(try await f.property(task, .state) == .state(.running), "the transfer goes on in hauld")
+            try await f.wait(task, until: .completed, timeout: .seconds(60))
             #expect(try await f.sha256(of: "bg.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 35)))
         }
     }

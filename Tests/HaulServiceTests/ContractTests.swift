@@ -1,85 +1,83 @@
 import DBusKit
 import Foundation
-import HaulCore
-import HaulService
+import HaulContract
 import HaulTestSupport
 import Testing
 
-/// dbus/org.haul.Haul1.xml is the documented contract; hauld must export exactly what it says.
+/// `dbus/org.haul.Haul1.xml` is the documented contract. The contract target describes the same members, DBusKit's
+/// introspection writer turns that description into the same XML, and a running hauld exports exactly that, member
+/// by member.
 @Suite(.timeLimit(.minutes(2))) struct ContractTests {
-    static let contractFile = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("dbus/org.haul.Haul1.xml")
-
-    static func contract() throws -> [String: [String]] {
-        try IntrospectionMembers.parse(String(contentsOf: contractFile, encoding: .utf8))
-    }
+    static let interfaces = [HaulBus.managerInterface, HaulBus.indicatorInterface, HaulBus.taskInterface]
 
     @Test func theContractFileDescribesTheThreeInterfaces() throws {
-        #expect(try Self.contract().keys.sorted() == [
-            "org.haul.Haul1.ActivityIndicator", "org.haul.Haul1.Manager", "org.haul.Haul1.Task",
-        ])
+        #expect(try ContractDocument().members().keys.sorted() == Self.interfaces.sorted())
+        #expect(HaulInterfaces.all.map(\.name) == Self.interfaces)
     }
 
-    @Test func hauldExportsExactlyTheDocumentedManagerAndIndicator() async throws {
-        let contract = try Self.contract()
+    /// What hauld introspects comes from `HaulInterfaces` through DBusKit's writer: written here without a bus, it
+    /// must say what the document says.
+    @Test(arguments: interfaces)
+    func theProductionWriterWritesTheDocumentedInterface(_ name: String) throws {
+        let interface = try #require(HaulInterfaces.all.first { $0.name == name })
+        let written = try IntrospectionMembers.parse(IntrospectionXML.node(interfaces: [interface], children: []))
+        Self.expectSameMembers(written[name] ?? [], try ContractDocument().members()[name] ?? [], name)
+    }
+
+    @Test func hauldExportsExactlyTheDocumentedInterfaces() async throws {
+        let contract = try ContractDocument().members()
         try await DaemonFixture.with { fixture throws in
-            let xml = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager,
-                interface: "org.freedesktop.DBus.Introspectable", member: "Introspect"
-            ).first?.stringValue ?? ""
-            let exported = try IntrospectionMembers.parse(xml)
-            for interface in ["org.haul.Haul1.Manager", "org.haul.Haul1.ActivityIndicator"] {
-                #expect(exported[interface] == contract[interface], "\(interface) differs from the contract")
+            let task = try #require(
+                try await fixture.client.call(
+                    destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+                    member: ManagerMethod.downloadWithOptions.rawValue,
+                    [
+                        .string("http://127.0.0.1:1/f"),
+                        .string(fixture.bus.directory.appendingPathComponent("f").path),
+                        .vardict(DownloadOption.values([.startSuspended: .boolean(true)])),
+                    ]
+                ).first?.objectPathValue
+            )
+            var exported: [String: [String]] = [:]
+            for path in [HaulBus.managerPath, task] {
+                let xml = try await fixture.client.call(
+                    destination: HaulBus.name, path: path, interface: "org.freedesktop.DBus.Introspectable",
+                    member: "Introspect"
+                ).first?.stringValue ?? ""
+                exported.merge(try IntrospectionMembers.parse(xml)) { $1 }
+            }
+            for interface in Self.interfaces {
+                Self.expectSameMembers(exported[interface] ?? [], contract[interface] ?? [], interface)
             }
             #expect(exported["org.freedesktop.DBus.Properties"] != nil)
         }
     }
 
-    @Test(arguments: TransferErrorKind.allCases)
-    func everyTransferFailureIsAContractError(_ kind: TransferErrorKind) {
-        #expect(HaulErrorName(rawValue: kind.rawValue) != nil, "\(kind) has no org.haul.Haul1.Error name")
-        #expect(HaulErrorName(kind).rawValue == kind.rawValue)
-    }
-
-    @Test func theTaskInterfaceDescriptionMatchesTheContract() throws {
-        // No task objects exist until transfers land, so the Swift description is checked directly,
-        // through the same XML that introspection would produce.
-        let members = try IntrospectionMembers.parse(Self.xml(for: HaulInterfaces.task))
-        #expect(members["org.haul.Haul1.Task"] == (try Self.contract())["org.haul.Haul1.Task"])
-    }
-
     @Test func theRootIsAnObjectManagerListingTheManager() async throws {
         try await DaemonFixture.with { fixture throws in
             let reply = try await fixture.client.call(
-                destination: DaemonFixture.name, path: "/org/haul/Haul1",
+                destination: HaulBus.name, path: HaulBus.rootPath,
                 interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"
             )
             guard case .dictionary(_, _, let entries)? = reply.first else {
                 Issue.record("GetManagedObjects returned \(reply)")
                 return
             }
-            #expect(entries.map(\.key) == [.objectPath(DaemonFixture.manager)])
+            #expect(entries.map(\.key) == [.objectPath(HaulBus.managerPath)])
         }
     }
 
-    /// A minimal introspection document for one interface description.
-    static func xml(for interface: DBusInterfaceDescription) -> String {
-        var lines = ["<node>", "<interface name=\"\(interface.name)\">"]
-        for method in interface.methods {
-            lines.append("<method name=\"\(method.name)\">")
-            lines += method.inputs.map { "<arg name=\"\($0.name)\" type=\"\($0.type.signature)\" direction=\"in\"/>" }
-            lines += method.outputs.map { "<arg name=\"\($0.name)\" type=\"\($0.type.signature)\" direction=\"out\"/>" }
-            lines.append("</method>")
+    /// One expectation per member that is missing or extra, so that a failure names the member.
+    static func expectSameMembers(
+        _ actual: [String], _ documented: [String], _ context: String = "",
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(!documented.isEmpty, "no documented members \(context)", sourceLocation: sourceLocation)
+        for member in documented where !actual.contains(member) {
+            Issue.record("missing \(context): \(member)", sourceLocation: sourceLocation)
         }
-        for signal in interface.signals {
-            lines.append("<signal name=\"\(signal.name)\">")
-            lines += signal.arguments.map { "<arg name=\"\($0.name)\" type=\"\($0.type.signature)\"/>" }
-            lines.append("</signal>")
+        for member in actual where !documented.contains(member) {
+            Issue.record("not in the contract \(context): \(member)", sourceLocation: sourceLocation)
         }
-        for property in interface.properties {
-            lines.append("<property name=\"\(property.name)\" type=\"\(property.type.signature)\" access=\"\(property.access.rawValue)\"/>")
-        }
-        return (lines + ["</interface>", "</node>"]).joined(separator: "\n")
     }
 }

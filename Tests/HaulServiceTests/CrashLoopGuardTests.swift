@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct CrashLoopGuardTests {
     static let size = 2 * 1_048_576
     static let seed = 31
-    static let task = "org.haul.Haul1.Task"
+    static let task = HaulBus.taskInterface
 
     /// hauld runs after hauld on one bus and one state folder, downloading from one server.
     struct Restarts {
@@ -26,9 +27,9 @@ import Testing
 
         func start() async throws -> HauldProcess { try await HauldProcess(bus: bus, stateDirectory: state) }
 
-        func property(_ task: ObjectPath, _ name: String) async throws -> DBusValue {
+        func property(_ task: ObjectPath, _ property: TaskProperty) async throws -> DBusValue {
             try await client.property(
-                destination: DaemonFixture.name, path: task, interface: CrashLoopGuardTests.task, name: name)
+                destination: DaemonFixture.name, path: task, interface: CrashLoopGuardTests.task, name: property.name)
         }
 
         /// Waits until the attempt in flight has stalled with at least `bytes` in the partial file.
@@ -40,10 +41,10 @@ import Testing
 
         func waitUntilCompleted(_ task: ObjectPath) async throws {
             let deadline = ContinuousClock.now + .seconds(60)
-            while try await property(task, "State") != .string("completed"), ContinuousClock.now < deadline {
+            while try await property(task, .state) != .state(.completed), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
             }
-            #expect(try await property(task, "ErrorName") == .string(""))
+            #expect(try await property(task, .errorName) == .string(""))
             let expected = try await TestHTTPServer.sha256OfGenerated(
                 size: CrashLoopGuardTests.size, seed: CrashLoopGuardTests.seed)
             #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == expected)
@@ -66,8 +67,8 @@ import Testing
 
     func download(_ restarts: Restarts, _ query: String) async throws -> ObjectPath {
         let reply = try await restarts.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: "org.haul.Haul1.Manager",
-            member: "Download", [.string(restarts.server.url(query)), .string(restarts.target)]
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
+            member: ManagerMethod.download.rawValue, [.string(restarts.server.url(query)), .string(restarts.target)]
         )
         return try #require(reply.first?.objectPathValue)
     }
@@ -80,22 +81,22 @@ import Testing
             _ = await first.stop(signal: SIGKILL)
 
             let second = try await restarts.start()
-            #expect(try await restarts.property(task, "State") == .string("running"), "one unclean exit: continued")
+            #expect(try await restarts.property(task, .state) == .state(.running), "one unclean exit: continued")
             try await restarts.waitForStall(at: 200_000)
             _ = await second.stop(signal: SIGKILL)
 
             let third = try await restarts.start()
-            #expect(try await restarts.property(task, "State") == .string("suspended"))
-            let message = try await restarts.property(task, "ErrorMessage").stringValue ?? ""
+            #expect(try await restarts.property(task, .state) == .state(.suspended))
+            let message = try await restarts.property(task, .errorMessage).stringValue ?? ""
             #expect(message.contains("exited unexpectedly twice in a row"), "\(message)")
-            #expect(try await restarts.property(task, "ErrorName") == .string(""), "suspended, not failed")
+            #expect(try await restarts.property(task, .errorName) == .string(""), "suspended, not failed")
             try await Task.sleep(for: .milliseconds(500))
             #expect(try await restarts.server.stats().requests(query) == 2, "not started a third time")
 
             _ = try await restarts.client.call(
-                destination: DaemonFixture.name, path: task, interface: Self.task, member: "Resume"
+                destination: DaemonFixture.name, path: task, interface: Self.task, member: TaskMethod.resume.rawValue
             )
-            #expect(try await restarts.property(task, "ErrorMessage") == .string(""), "Resume clears the message")
+            #expect(try await restarts.property(task, .errorMessage) == .string(""), "Resume clears the message")
             try await restarts.waitUntilCompleted(task)
             let ranges = try await restarts.server.stats().ranges(query)
             #expect(ranges.count == 2 && !ranges.contains("bytes=0-"), "every start continued the file: \(ranges)")
@@ -122,9 +123,9 @@ import Testing
 
             let fourth = try await restarts.start()
             // Continued, not held back: running, or already done (nothing stalls this fourth attempt).
-            let state = try await restarts.property(task, "State")
-            #expect(state == .string("running") || state == .string("completed"), "\(state)")
-            #expect(try await restarts.property(task, "ErrorMessage") == .string(""))
+            let state = try await restarts.property(task, .state)
+            #expect(state == .state(.running) || state == .state(.completed), "\(state)")
+            #expect(try await restarts.property(task, .errorMessage) == .string(""))
             try await restarts.waitUntilCompleted(task)
             #expect(try await restarts.server.stats().requests(query) == 4)
             _ = await fourth.stop()

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -12,12 +13,12 @@ import Testing
         try await TransferFixture.with { f throws in
             let query = "/gen/50k?seed=61&need-auth=alice:pa%20ss@1"
             let url = "http://alice:pa%20ss%401@127.0.0.1:\(f.server.port)" + query
-            let reply = try await f.managerCall("Download", [.string(url), .string(f.file("private.bin"))])
+            let reply = try await f.managerCall(.download, [.string(url), .string(f.file("private.bin"))])
             let task = try #require(reply.first?.objectPathValue)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.server.stats().authorizations(query) == [Self.basic])
-            #expect(try await f.property(task, "URL") == .string("http://alice@127.0.0.1:\(f.server.port)" + query))
+            #expect(try await f.property(task, .url) == .string("http://alice@127.0.0.1:\(f.server.port)" + query))
         }
     }
 
@@ -32,10 +33,14 @@ import Testing
                 ["Authorization": "Bearer token", "Cookie": "session=1", "X-Kept": "yes"]
             )
             let reply = try await f.managerCall(
-                "DownloadWithOptions", [.string(url), .string(f.file("moved.bin")), .vardict(["headers": headers])]
+                .downloadWithOptions,
+                [
+                    .string(url), .string(f.file("moved.bin")),
+                    .vardict(DownloadOption.values([.headers: headers])),
+                ]
             )
             let task = try #require(reply.first?.objectPathValue)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.server.stats().authorizations(query) == ["Bearer token"], "the first server gets them")
             let moved = try await other.stats().log(target)
@@ -54,20 +59,24 @@ import Testing
                 do {
                     reply = try await daemon.client.call(
                         destination: DaemonFixture.name, path: DaemonFixture.manager,
-                        interface: TransferFixture.manager, member: "DownloadWithOptions",
-                        [.string(url), .string(folder + "/\(UUID()).bin"), .vardict(["max-retries": .uint32(0)])]
+                        interface: TransferFixture.manager, member: ManagerMethod.downloadWithOptions.rawValue,
+                        [
+                            .string(url), .string(folder + "/\(UUID()).bin"),
+                            .vardict(DownloadOption.values([.maxRetries: .uint32(0)])),
+                        ]
                     )
                 } catch let error as DBusError {
-                    #expect(error.name == "org.haul.Haul1.Error.InvalidArgument")
+                    #expect(error.name == HaulErrorName.invalidArgument.fullName)
                     #expect(!error.message.contains(password))
                     continue
                 }
                 let task = try #require(reply.first?.objectPathValue)
                 _ = try await daemon.eventually(timeout: .seconds(10)) {
                     let state = try? await daemon.client.property(
-                        destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "State"
+                        destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
+                        name: TaskProperty.state.name
                     )
-                    return state == .string("completed")
+                    return state == .state(.completed)
                 }
                 let properties = try await daemon.client.call(
                     destination: DaemonFixture.name, path: task, interface: "org.freedesktop.DBus.Properties",

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 
 /// hauld running on its own private bus, with a client connection.
@@ -8,9 +9,9 @@ struct DaemonFixture {
     let hauld: HauldProcess
     let client: DBusConnection
 
-    static let name = "org.haul.Haul1"
-    static let manager: ObjectPath = "/org/haul/Haul1/Manager"
-    static let indicator = "org.haul.Haul1.ActivityIndicator"
+    static let name = HaulBus.name
+    static let manager = HaulBus.managerPath
+    static let indicator = HaulBus.indicatorInterface
 
     static func with(
         stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
@@ -28,21 +29,23 @@ struct DaemonFixture {
         _ = await hauld.stop()
     }
 
-    func indicatorProperty(_ name: String, on connection: DBusConnection? = nil) async throws -> DBusValue {
+    func indicatorProperty(_ property: IndicatorProperty, on connection: DBusConnection? = nil) async throws
+        -> DBusValue
+    {
         try await (connection ?? client).property(
-            destination: Self.name, path: Self.manager, interface: Self.indicator, name: name
+            destination: Self.name, path: Self.manager, interface: Self.indicator, name: property.name
         )
     }
 
-    func setIndicator(_ name: String, _ value: DBusValue) async throws {
+    func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
         try await client.setProperty(
-            destination: Self.name, path: Self.manager, interface: Self.indicator, name: name, value: value
+            destination: Self.name, path: Self.manager, interface: Self.indicator, name: property.name, value: value
         )
     }
 
-    func callIndicator(_ member: String, on connection: DBusConnection? = nil) async throws {
+    func callIndicator(_ method: IndicatorMethod, on connection: DBusConnection? = nil) async throws {
         _ = try await (connection ?? client).call(
-            destination: Self.name, path: Self.manager, interface: Self.indicator, member: member
+            destination: Self.name, path: Self.manager, interface: Self.indicator, member: method.rawValue
         )
     }
 

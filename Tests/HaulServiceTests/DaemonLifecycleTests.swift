@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -10,9 +11,9 @@ import Testing
             environment["XDG_STATE_HOME"] = fixture.hauld.stateDirectory.path
             let second = try await Command.run(Command.built("hauld"), [], environment: environment)
             #expect(second.status == 3)
-            #expect(second.stderr.contains("another hauld already owns org.haul.Haul1"))
+            #expect(second.stderr.contains("another hauld already owns \(HaulBus.name)"))
             // The first one is unaffected.
-            #expect(try await fixture.indicatorProperty("State") == .string("not-active"))
+            #expect(try await fixture.indicatorProperty(.state) == .state(.notActive))
         }
     }
 
@@ -43,12 +44,12 @@ import Testing
         environment["XDG_STATE_HOME"] = bus.directory.appendingPathComponent("state").path
         let running = try Command.start(Command.built("hauld"), ["--log-level", "debug"], environment: environment)
         let probe = try await DBusConnection.connect(address: bus.address)
-        while try await !probe.nameHasOwner("org.haul.Haul1") { try await Task.sleep(for: .milliseconds(20)) }
+        while try await !probe.nameHasOwner(HaulBus.name) { try await Task.sleep(for: .milliseconds(20)) }
         await probe.close()
         kill(running.pid, SIGTERM)
         let result = await Command.finish(running)
         let lines = result.stderr.split(separator: "\n")
-        #expect(lines.contains { $0.hasPrefix("<6>hauld is serving org.haul.Haul1") })
+        #expect(lines.contains { $0.hasPrefix("<6>hauld is serving \(HaulBus.name)") })
         #expect(lines.allSatisfy { $0.first == "<" })
     }
 

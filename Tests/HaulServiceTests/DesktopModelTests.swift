@@ -1,24 +1,28 @@
 import DBusKit
+import HaulContract
 import HaulService
+import HaulTestSupport
 import Testing
 
 /// Tasks as the contract shows them, for the desktop bridge's pure parts.
 enum Tasks {
     static func download(
-        _ state: String = "running", bytes: UInt64 = 0, expected: Int64 = -1, rate: UInt64 = 0, error: String = "",
-        message: String = "", file: String = "/home/u/Downloads/debian.iso", id: UInt32 = 1
+        _ state: TaskStateName = .running, bytes: UInt64 = 0, expected: Int64 = -1, rate: UInt64 = 0,
+        error: HaulErrorName? = nil, message: String = "", file: String = "/home/u/Downloads/debian.iso", id: UInt32 = 1
     ) -> TaskSnapshot {
-        TaskSnapshot(properties: [
-            "Id": .uint32(id), "Kind": .string("download"), "URL": .string("https://example.org/debian.iso"),
-            "Path": .string(file), "State": .string(state), "BytesReceived": .uint64(bytes),
-            "BytesExpectedToReceive": .int64(expected), "BytesSent": .uint64(0), "BytesExpectedToSend": .int64(0),
-            "DownloadProgress": .double(expected > 0 ? Double(bytes) / Double(expected) : 0),
-            "UploadProgress": .double(0), "Rate": .uint64(rate), "Cancellable": .boolean(state != "completed"),
-            "Pausable": .boolean(state != "completed"), "Resumable": .boolean(true),
-            "ErrorName": .string(error.isEmpty ? "" : "org.haul.Haul1.Error.\(error)"),
-            "ErrorMessage": .string(message),
-            "HTTPStatus": .uint32(error == "HTTP" ? 404 : 200),
-        ])
+        TaskSnapshot(
+            properties: TaskProperty.values([
+                .id: .uint32(id), .kind: .string(TaskKindName.download.rawValue),
+                .url: .string("https://example.org/debian.iso"), .path: .string(file), .state: .state(state),
+                .bytesReceived: .uint64(bytes), .bytesExpectedToReceive: .int64(expected), .bytesSent: .uint64(0),
+                .bytesExpectedToSend: .int64(0),
+                .downloadProgress: .double(expected > 0 ? Double(bytes) / Double(expected) : 0),
+                .uploadProgress: .double(0), .rate: .uint64(rate), .cancellable: .boolean(state != .completed),
+                .pausable: .boolean(state != .completed), .resumable: .boolean(true),
+                .errorName: .string(error?.fullName ?? ""), .errorMessage: .string(message),
+                .httpStatus: .uint32(error == .http ? 404 : 200), .connections: .uint32(1),
+            ])
+        )
     }
 }
 
@@ -49,12 +53,12 @@ enum Tasks {
     @Test(arguments: [Double.nan, -.nan, .infinity, -.infinity, -1, 2, 1e308])
     func anyProgressIsAPercent(_ progress: Double) {
         var task = Tasks.download(bytes: 250, expected: 1000)
-        task.apply(["DownloadProgress": .double(progress)])
+        task.apply(TaskProperty.values([.downloadProgress: .double(progress)]))
         #expect((0...100).contains(task.percent ?? 999))
     }
 
     @Test func aSuspendedTaskHasNoSpeed() {
-        let hints = JobViewHints.update(for: Tasks.download("suspended", bytes: 250, expected: 1000, rate: 42))
+        let hints = JobViewHints.update(for: Tasks.download(.suspended, bytes: 250, expected: 1000, rate: 42))
         #expect(hints["suspended"] == .boolean(true))
         #expect(hints["speed"] == .uint64(0))
     }
@@ -62,7 +66,7 @@ enum Tasks {
     @Test func theRequestNamesTheApplicationAndOffersTheButtonsTheTaskAllows() {
         let task = Tasks.download(bytes: 1, expected: 2)
         #expect(JobViewHints.capabilities(of: task) == 3)
-        #expect(JobViewHints.capabilities(of: Tasks.download("completed")) == 0)
+        #expect(JobViewHints.capabilities(of: Tasks.download(.completed)) == 0)
         let hints = JobViewHints.request(for: task)
         #expect(hints["application-display-name"] == .string("Haul"))
         #expect(hints["application-icon-name"] == .string("network-transmit-receive"))
@@ -70,14 +74,14 @@ enum Tasks {
     }
 
     @Test(arguments: [
-        ("", UInt32(0)), ("Cancelled", 1), ("Network", 123), ("Timeout", 149), ("DiskFull", 161),
-        ("PermissionDenied", 116), ("FileExists", 112), ("HTTP", 111), ("ChecksumMismatch", 163),
+        (HaulErrorName?.none, UInt32(0)), (.cancelled, 1), (.network, 123), (.timeout, 149), (.diskFull, 161),
+        (.permissionDenied, 116), (.fileExists, 112), (.http, 111), (.checksumMismatch, 163),
     ])
-    func completedTasksTerminateWithTheirKIOCode(_ error: String, _ code: UInt32) {
-        let task = Tasks.download("completed", error: error, message: error.isEmpty ? "" : "it went wrong")
+    func completedTasksTerminateWithTheirKIOCode(_ error: HaulErrorName?, _ code: UInt32) {
+        let task = Tasks.download(.completed, error: error, message: error == nil ? "" : "it went wrong")
         let termination = JobViewHints.termination(for: task)
         #expect(termination.errorCode == code)
-        #expect(termination.errorMessage == (error.isEmpty ? "" : "it went wrong"))
+        #expect(termination.errorMessage == (error == nil ? "" : "it went wrong"))
     }
 
     @Test func aTaskThatVanishedUnfinishedIsAborted() {
@@ -87,7 +91,7 @@ enum Tasks {
 }
 
 @Suite struct JobViewBookTests {
-    static let task: ObjectPath = "/org/haul/Haul1/Tasks/1"
+    static let task = HaulBus.taskPath(1)
     static let view: ObjectPath = "/org/kde/notificationmanager/jobs/JobView_7"
     static let plasma = ":1.7"
     static let start = ContinuousClock.now
@@ -111,7 +115,7 @@ enum Tasks {
         var book = JobViewBook()
         let running = Tasks.download(id: 1)
         let actions = book.serverOwner(Self.plasma, tasks: [
-            Self.task: running, "/org/haul/Haul1/Tasks/2": Tasks.download("completed", id: 2),
+            Self.task: running, HaulBus.taskPath(2): Tasks.download(.completed, id: 2),
         ], now: Self.at(0))
         #expect(actions == [
             .requestView(task: Self.task, server: Self.plasma, capabilities: 3, hints: JobViewHints.request(for: running))
@@ -127,7 +131,7 @@ enum Tasks {
     @Test func theSameOwnerSeenTwiceChangesNothing() {
         var (book, _) = Self.openBook()
         #expect(book.serverOwner(Self.plasma, tasks: [Self.task: Tasks.download()], now: Self.at(1)).isEmpty)
-        #expect(book.taskChanged(Self.task, Tasks.download("suspended"), now: Self.at(2)).count == 1)
+        #expect(book.taskChanged(Self.task, Tasks.download(.suspended), now: Self.at(2)).count == 1)
     }
 
     @Test func aNewOwnerGetsNewViewsAndTheOldOnesAnswersAreIgnored() {
@@ -161,7 +165,7 @@ enum Tasks {
             .update(view: Self.view, properties: ["processedBytes": .uint64(40), "percent": .uint32(40)])
         ])
         #expect(book.taskChanged(Self.task, Tasks.download(bytes: 45, expected: 100), now: Self.at(600)).isEmpty)
-        let suspended = book.taskChanged(Self.task, Tasks.download("suspended", bytes: 45, expected: 100), now: Self.at(601))
+        let suspended = book.taskChanged(Self.task, Tasks.download(.suspended, bytes: 45, expected: 100), now: Self.at(601))
         #expect(suspended == [
             .update(view: Self.view, properties: [
                 "processedBytes": .uint64(45), "percent": .uint32(45), "suspended": .boolean(true),
@@ -171,7 +175,7 @@ enum Tasks {
 
     @Test func completionSendsTheLastUpdateThenTerminates() {
         var (book, _) = Self.openBook(Tasks.download(bytes: 10, expected: 100))
-        let actions = book.taskChanged(Self.task, Tasks.download("completed", bytes: 100, expected: 100), now: Self.at(1))
+        let actions = book.taskChanged(Self.task, Tasks.download(.completed, bytes: 100, expected: 100), now: Self.at(1))
         #expect(actions.count == 2)
         #expect(actions.last == .terminate(view: Self.view, errorCode: 0, errorMessage: ""))
         // Done: later changes and removal say nothing more.
@@ -191,7 +195,7 @@ enum Tasks {
     @Test func aTaskThatCompletedBeforeItsViewArrivedStillEndsIt() {
         var book = JobViewBook()
         _ = book.serverOwner(Self.plasma, tasks: [Self.task: Tasks.download()], now: Self.at(0))
-        let done = Tasks.download("completed", error: "Cancelled", message: "cancelled")
+        let done = Tasks.download(.completed, error: .cancelled, message: "cancelled")
         let actions = book.viewGranted(Self.view, for: Self.task, from: Self.plasma, done, now: Self.at(1))
         #expect(actions.last == .terminate(view: Self.view, errorCode: 1, errorMessage: "cancelled"))
     }
@@ -209,7 +213,7 @@ enum Tasks {
     @Test func theViewsButtonsControlTheTask() {
         var (book, grant) = Self.openBook()
         for (signal, method) in [
-            ("suspendRequested", "Suspend"), ("resumeRequested", "Resume"), ("cancelRequested", "Cancel"),
+            ("suspendRequested", TaskMethod.suspend), ("resumeRequested", .resume), ("cancelRequested", .cancel),
         ] {
             #expect(book.viewRequested(signal, view: Self.view) == [.control(task: Self.task, method: method)])
         }
@@ -230,7 +234,7 @@ enum Tasks {
     @Test func aVanishedServerTakesItsViewsAlong() {
         var (book, _) = Self.openBook()
         #expect(book.serverOwner(nil, tasks: [Self.task: Tasks.download()], now: Self.at(1)).isEmpty)
-        #expect(book.taskChanged(Self.task, Tasks.download("completed"), now: Self.at(2)).isEmpty)
+        #expect(book.taskChanged(Self.task, Tasks.download(.completed), now: Self.at(2)).isEmpty)
         #expect(book.viewRequested("cancelRequested", view: Self.view).isEmpty)
     }
 
@@ -258,14 +262,14 @@ enum Tasks {
 @Suite struct TrayToolTipTests {
     @Test func idle() {
         #expect(TrayToolTip(tasks: []).subTitle == "No transfers running")
-        #expect(TrayToolTip(tasks: [Tasks.download("completed")]).subTitle == "No transfers running")
+        #expect(TrayToolTip(tasks: [Tasks.download(.completed)]).subTitle == "No transfers running")
     }
 
     @Test func runningTransfersAreNamedWithTheirProgress() {
         let tasks = [
             Tasks.download(bytes: 42, expected: 100, file: "/d/a.iso", id: 1),
             Tasks.download(bytes: 5, file: "/d/b.bin", id: 2),
-            Tasks.download("suspended", file: "/d/c.bin", id: 3),
+            Tasks.download(.suspended, file: "/d/c.bin", id: 3),
         ]
         let tip = TrayToolTip(tasks: tasks)
         #expect(tip.title == "Haul")
@@ -284,7 +288,7 @@ enum Tasks {
 
 @Suite struct TransferNotificationTests {
     @Test func aCompletedDownloadIsAnnounced() throws {
-        let note = try #require(TransferNotification(before: Tasks.download(), after: Tasks.download("completed")))
+        let note = try #require(TransferNotification(before: Tasks.download(), after: Tasks.download(.completed)))
         #expect(note.summary == "Download complete")
         #expect(note.body == "debian.iso")
         #expect(note.category == "transfer.complete")
@@ -295,8 +299,8 @@ enum Tasks {
     }
 
     @Test func aFailureSaysWhyEscapedOnlyForServersReadingMarkup() throws {
-        let failed = Tasks.download("completed", error: "HTTP", message: "HTTP 404 <Not Found>", file: "/d/a&b.iso")
-        let note = try #require(TransferNotification(before: Tasks.download("suspended"), after: failed))
+        let failed = Tasks.download(.completed, error: .http, message: "HTTP 404 <Not Found>", file: "/d/a&b.iso")
+        let note = try #require(TransferNotification(before: Tasks.download(.suspended), after: failed))
         #expect(note.summary == "Download failed")
         #expect(note.body == "a&b.iso: HTTP 404 <Not Found>")
         #expect(note.arguments(bodyMarkup: true)[4] == .string("a&amp;b.iso: HTTP 404 &lt;Not Found&gt;"))
@@ -305,9 +309,9 @@ enum Tasks {
     }
 
     @Test func cancelsAndTasksSeenOnlyCompletedAreNotAnnounced() {
-        let cancelled = Tasks.download("completed", error: "Cancelled", message: "cancelled")
+        let cancelled = Tasks.download(.completed, error: .cancelled, message: "cancelled")
         #expect(TransferNotification(before: Tasks.download(), after: cancelled) == nil)
-        #expect(TransferNotification(before: Tasks.download("completed"), after: Tasks.download("completed")) == nil)
+        #expect(TransferNotification(before: Tasks.download(.completed), after: Tasks.download(.completed)) == nil)
         #expect(TransferNotification(before: Tasks.download(), after: Tasks.download(bytes: 9)) == nil)
     }
 }

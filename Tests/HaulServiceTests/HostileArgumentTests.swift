@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -9,10 +10,10 @@ import Testing
 /// must be answered with success or a documented error name, and hauld must survive each batch (`HostileCaller`).
 /// Tasks that get created point at loopback ports where nothing listens, and write only inside a temporary folder.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct HostileArgumentTests {
-    static let manager = "org.haul.Haul1.Manager"
-    static let task = "org.haul.Haul1.Task"
+    static let manager = HaulBus.managerInterface
+    static let task = HaulBus.taskInterface
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
-    static let invalidArgument = "org.haul.Haul1.Error.InvalidArgument"
+    static let invalidArgument = HaulErrorName.invalidArgument.fullName
 
     /// hauld (quiet: its log is not read while it runs), a caller and the hostile values for a fresh folder.
     static func with(_ body: (HostileCaller, HostileValues) async throws -> Void) async throws {
@@ -23,8 +24,8 @@ import Testing
         }
     }
 
-    static func manager(_ member: String, _ body: [DBusValue]) -> DBusMessage {
-        HostileCaller.call(DaemonFixture.manager, manager, member, body)
+    static func manager(_ method: ManagerMethod, _ body: [DBusValue]) -> DBusMessage {
+        HostileCaller.call(DaemonFixture.manager, manager, method.rawValue, body)
     }
 
     /// A task object, suspended until resumed: `start-suspended` to a loopback port where nothing listens.
@@ -32,10 +33,10 @@ import Testing
     {
         let reply = try await caller.daemon.client.call(
             destination: DaemonFixture.name, path: DaemonFixture.manager, interface: manager,
-            member: "DownloadWithOptions",
+            member: ManagerMethod.downloadWithOptions.rawValue,
             [
                 .string("http://127.0.0.1:1/f"), .string(values.folder + "/" + name),
-                .vardict(["start-suspended": .boolean(true)]),
+                .vardict(DownloadOption.values([.startSuspended: .boolean(true)])),
             ]
         )
         return try #require(reply.first?.objectPathValue)
@@ -49,15 +50,16 @@ import Testing
         try await Self.with { caller, values in
             _ = try await Self.suspendedTask(caller, values, name: "a")
             let done = try await Self.suspendedTask(caller, values, name: "b")
-            try await caller.send([HostileCaller.call(done, Self.task, "Cancel")])
+            try await caller.send([HostileCaller.call(done, Self.task, TaskMethod.cancel.rawValue)])
             let objects = try await Self.introspect(caller.daemon.client)
             let methods = objects.flatMap { path, interfaces in
                 interfaces.flatMap { interface in interface.methods.map { (path, interface, $0) } }
             }
             let exported = Set(methods.map { "\($0.1.name).\($0.2.name)" })
             for expected in [
-                "org.haul.Haul1.Manager.DownloadWithOptions", "org.haul.Haul1.Task.Forget",
-                "org.haul.Haul1.ActivityIndicator.IncrementActivityCount",
+                "\(HaulBus.managerInterface).\(ManagerMethod.downloadWithOptions.rawValue)",
+                "\(HaulBus.taskInterface).\(TaskMethod.forget.rawValue)",
+                "\(HaulBus.indicatorInterface).\(IndicatorMethod.incrementActivityCount.rawValue)",
                 "org.freedesktop.DBus.Properties.Set", "org.freedesktop.DBus.ObjectManager.GetManagedObjects",
             ] {
                 #expect(exported.contains(expected), "introspection did not find \(expected)")
@@ -79,14 +81,14 @@ import Testing
                 calls += variants.map { HostileCaller.call(path, interface.name, method.name, $0) }
                 calls.append(HostileCaller.call(path, nil, method.name, variants[0]))
             }
-            calls.append(Self.manager("Download", [.string(HostileValues.huge), .string(values.folder + "/huge")]))
-            calls.append(Self.manager("Upload", [.string("http://127.0.0.1:1/"), .string(HostileValues.huge)]))
+            calls.append(Self.manager(.download, [.string(HostileValues.huge), .string(values.folder + "/huge")]))
+            calls.append(Self.manager(.upload, [.string("http://127.0.0.1:1/"), .string(HostileValues.huge)]))
             #expect(calls.count > 400 && calls.count < 3000)
             let replies = try await caller.send(calls)
             #expect(replies.count == calls.count)
             #expect(replies.contains { $0.errorName == Self.invalidArgs }, "wrong signatures are InvalidArgs")
             #expect(replies.contains { $0.errorName == nil })
-            _ = try await caller.send([Self.manager("CancelAll", [])])
+            _ = try await caller.send([Self.manager(.cancelAll, [])])
         }
     }
 
@@ -94,7 +96,7 @@ import Testing
 
     @Test func hostileURLsGetNamedErrors() async throws {
         try await Self.with { caller, values in
-            let suspended = DBusValue.vardict(["start-suspended": .boolean(true)])
+            let suspended = DBusValue.vardict(DownloadOption.values([.startSuspended: .boolean(true)]))
             for url in HostileValues.loopbackURLs {
                 #expect(HostileValues.staysOnLoopback(url), "\(url) must stay on loopback")
             }
@@ -102,19 +104,19 @@ import Testing
             // file of its own, so that none is refused for another's destination.
             var calls = HostileValues.loopbackURLs.enumerated().flatMap { index, url in
                 [
-                    Self.manager("Download", [.string(url), .string(values.folder + "/u\(index)")]),
-                    Self.manager("Upload", [.string(url), .string(values.uploadFile)]),
+                    Self.manager(.download, [.string(url), .string(values.folder + "/u\(index)")]),
+                    Self.manager(.upload, [.string(url), .string(values.uploadFile)]),
                 ]
             }
             calls += (HostileValues.loopbackURLs + HostileValues.strayURLs).enumerated().map { index, url in
-                Self.manager("DownloadWithOptions", [.string(url), .string(values.folder + "/s\(index)"), suspended])
+                Self.manager(.downloadWithOptions, [.string(url), .string(values.folder + "/s\(index)"), suspended])
             }
             // One at a time: a stray URL's task is cancelled before anything could resume it.
             for call in calls {
                 let reply = try await caller.send([call]).first
                 let url = call.body.first?.stringValue ?? ""
-                if reply?.errorName == nil, !HostileValues.staysOnLoopback(url) || call.member == "DownloadWithOptions"
-                {
+                let held = call.member == ManagerMethod.downloadWithOptions.rawValue
+                if reply?.errorName == nil, !HostileValues.staysOnLoopback(url) || held {
                     try await cancelNewest(caller)
                 }
             }
@@ -123,28 +125,29 @@ import Testing
                 ("http://127.0.0.1:4294967296/", Self.invalidArgument),
                 ("https://127.0.0.1:99999/", Self.invalidArgument),
                 ("http://[::1]:70000/", Self.invalidArgument), ("http://127.0.0.1:0/", Self.invalidArgument),
-                ("http:///path", Self.invalidArgument), ("ftp://127.0.0.1/", "org.haul.Haul1.Error.UnsupportedScheme"),
-                ("javascript:alert(1)", "org.haul.Haul1.Error.UnsupportedScheme"),
+                ("http:///path", Self.invalidArgument), ("ftp://127.0.0.1/", HaulErrorName.unsupportedScheme.fullName),
+                ("javascript:alert(1)", HaulErrorName.unsupportedScheme.fullName),
             ]
             for (index, (url, expected)) in expectations.enumerated() {
                 let reply = try await caller.send([
                     Self.manager(
-                        "DownloadWithOptions", [.string(url), .string(values.folder + "/e\(index)"), suspended])
+                        .downloadWithOptions, [.string(url), .string(values.folder + "/e\(index)"), suspended])
                 ])
                 #expect(reply.first?.errorName == expected, "\(url)")
             }
-            _ = try await caller.send([Self.manager("CancelAll", [])])
+            _ = try await caller.send([Self.manager(.cancelAll, [])])
         }
     }
 
     /// The newest task (the one just created) is cancelled, so that nothing can start it later.
     private func cancelNewest(_ caller: HostileCaller) async throws {
         let tasks = try await caller.daemon.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+            member: ManagerMethod.listTasks.rawValue
         )
         let newest = try #require(
             tasks.first?.arrayValue?.compactMap(\.objectPathValue).max { Self.id($0) < Self.id($1) })
-        try await caller.send([HostileCaller.call(newest, Self.task, "Cancel")])
+        try await caller.send([HostileCaller.call(newest, Self.task, TaskMethod.cancel.rawValue)])
     }
 
     static func id(_ path: ObjectPath) -> UInt32 { UInt32(path.rawValue.split(separator: "/").last ?? "") ?? 0 }
@@ -152,26 +155,26 @@ import Testing
     @Test func hostilePathsGetNamedErrors() async throws {
         try await Self.with { caller, values in
             let url = DBusValue.string("http://127.0.0.1:1/")
-            var calls = values.destinations.map { Self.manager("Download", [url, .string($0)]) }
-            calls += HostileValues.existingFiles.map { Self.manager("Download", [url, .string($0)]) }
-            calls += values.sources.map { Self.manager("Upload", [url, .string($0)]) }
+            var calls = values.destinations.map { Self.manager(.download, [url, .string($0)]) }
+            calls += HostileValues.existingFiles.map { Self.manager(.download, [url, .string($0)]) }
+            calls += values.sources.map { Self.manager(.upload, [url, .string($0)]) }
             try await caller.send(calls)
-            let expectations: [(String, [DBusValue], String)] = [
-                ("Download", [url, .string("relative")], Self.invalidArgument),
-                ("Download", [url, .string(values.folder + "/nonexistent/d")], "org.haul.Haul1.Error.NotFound"),
-                ("Download", [url, .string("/proc/self/status")], "org.haul.Haul1.Error.FileExists"),
-                ("Download", [url, .string(values.folder)], Self.invalidArgument),
-                ("Upload", [url, .string("/dev/zero")], Self.invalidArgument),
-                ("Upload", [url, .string("/nonexistent-haul-file")], "org.haul.Haul1.Error.NotFound"),
+            let expectations: [(ManagerMethod, [DBusValue], String)] = [
+                (.download, [url, .string("relative")], Self.invalidArgument),
+                (.download, [url, .string(values.folder + "/nonexistent/d")], HaulErrorName.notFound.fullName),
+                (.download, [url, .string("/proc/self/status")], HaulErrorName.fileExists.fullName),
+                (.download, [url, .string(values.folder)], Self.invalidArgument),
+                (.upload, [url, .string("/dev/zero")], Self.invalidArgument),
+                (.upload, [url, .string("/nonexistent-haul-file")], HaulErrorName.notFound.fullName),
             ]
-            for (member, body, expected) in expectations {
-                let reply = try await caller.send([Self.manager(member, body)])
-                #expect(reply.first?.errorName == expected, "\(member) \(body)")
+            for (method, body, expected) in expectations {
+                let reply = try await caller.send([Self.manager(method, body)])
+                #expect(reply.first?.errorName == expected, "\(method.rawValue) \(body)")
             }
             let outside = try FileManager.default.contentsOfDirectory(atPath: values.folder + "/..")
             #expect(
                 Set(outside).isSubset(of: ["hostile", "bus", "bus.conf", "state"]), "nothing written beside the folder")
-            _ = try await caller.send([Self.manager("CancelAll", [])])
+            _ = try await caller.send([Self.manager(.cancelAll, [])])
         }
     }
 
@@ -184,50 +187,57 @@ import Testing
             var calls: [DBusMessage] = []
             for (index, options) in HostileValues.optionMaps.enumerated() {
                 let destination = DBusValue.string(values.folder + "/o\(index)")
-                calls.append(Self.manager("DownloadWithOptions", [url, destination, .vardict(options)]))
-                calls.append(Self.manager("UploadWithOptions", [url, .string(values.uploadFile), .vardict(options)]))
+                calls.append(Self.manager(.downloadWithOptions, [url, destination, .vardict(options)]))
+                calls.append(Self.manager(.uploadWithOptions, [url, .string(values.uploadFile), .vardict(options)]))
             }
             // Random maps: known and unknown keys, values of any type.
-            let keys = ["headers", "sha256", "overwrite", "start-suspended", "max-retries", "method", "x", ""]
+            let keys = [DownloadOption.headers, .sha256, .overwrite, .startSuspended, .maxRetries].map(\.rawValue)
+                + [UploadOption.method.rawValue, "x", ""]
             for index in 0..<200 {
                 var options: [String: DBusValue] = [:]
                 for _ in 0..<Int.random(in: 0...4, using: &fuzzer.random) {
                     options[fuzzer.pick(keys)] = fuzzer.value()
                 }
                 let destination = DBusValue.string(values.folder + "/r\(index)")
-                calls.append(Self.manager("DownloadWithOptions", [url, destination, .vardict(options)]))
-                calls.append(Self.manager("UploadWithOptions", [url, .string(values.uploadFile), .vardict(options)]))
+                calls.append(Self.manager(.downloadWithOptions, [url, destination, .vardict(options)]))
+                calls.append(Self.manager(.uploadWithOptions, [url, .string(values.uploadFile), .vardict(options)]))
             }
             // The same key twice.
             let twice = DBusValue.dictionary(
                 key: .string, value: .variant,
                 [
-                    DBusDictEntry(.string("overwrite"), .variant(.boolean(true))),
-                    DBusDictEntry(.string("overwrite"), .variant(.boolean(false))),
+                    DBusDictEntry(.string(DownloadOption.overwrite.rawValue), .variant(.boolean(true))),
+                    DBusDictEntry(.string(DownloadOption.overwrite.rawValue), .variant(.boolean(false))),
                 ]
             )
-            calls.append(Self.manager("DownloadWithOptions", [url, .string(values.folder + "/twice"), twice]))
+            calls.append(Self.manager(.downloadWithOptions, [url, .string(values.folder + "/twice"), twice]))
             try await caller.send(calls)
 
+            let download = HostileValues.download
             for options: [String: DBusValue] in [
-                ["max-retries": .int32(-1)], ["max-retries": .double(.nan)], ["overwrite": .variant(.boolean(true))],
-                ["headers": .stringDictionary(["X-A": "a\r\nInjected: 1"])], ["headers": .stringDictionary(["": "x"])],
-                ["delay": .double(.infinity)], ["sha256": .string(String(repeating: "g", count: 64))],
-                ["headers": .stringDictionary(["X-Long": String(repeating: "v", count: 8190)])],
-                ["headers": .stringDictionary(Dictionary(uniqueKeysWithValues: (0..<101).map { ("X-\($0)", "") }))],
-                [
-                    "headers": .stringDictionary(
+                download(.maxRetries, .int32(-1)), download(.maxRetries, .double(.nan)),
+                download(.overwrite, .variant(.boolean(true))),
+                download(.headers, .stringDictionary(["X-A": "a\r\nInjected: 1"])),
+                download(.headers, .stringDictionary(["": "x"])),
+                ["delay": .double(.infinity)], download(.sha256, .string(String(repeating: "g", count: 64))),
+                download(.headers, .stringDictionary(["X-Long": String(repeating: "v", count: 8190)])),
+                download(
+                    .headers, .stringDictionary(Dictionary(uniqueKeysWithValues: (0..<101).map { ("X-\($0)", "") }))
+                ),
+                download(
+                    .headers,
+                    .stringDictionary(
                         Dictionary(
                             uniqueKeysWithValues: (0..<5).map { ("X-\($0)", String(repeating: "w", count: 7000)) })
                     )
-                ],
+                ),
             ] {
                 let reply = try await caller.send([
-                    Self.manager("DownloadWithOptions", [url, .string(values.folder + "/x"), .vardict(options)])
+                    Self.manager(.downloadWithOptions, [url, .string(values.folder + "/x"), .vardict(options)])
                 ])
                 #expect(reply.first?.errorName == Self.invalidArgument, "\(options)")
             }
-            _ = try await caller.send([Self.manager("CancelAll", [])])
+            _ = try await caller.send([Self.manager(.cancelAll, [])])
         }
     }
 
@@ -255,20 +265,22 @@ import Testing
             ]
             var calls: [DBusMessage] = []
             for (index, headers) in headerMaps.enumerated() {
-                let options = DBusValue.vardict(["headers": .stringDictionary(headers), "max-retries": .uint32(0)])
+                let options = DBusValue.vardict(
+                    DownloadOption.values([.headers: .stringDictionary(headers), .maxRetries: .uint32(0)])
+                )
                 calls.append(
                     Self.manager(
-                        "DownloadWithOptions",
+                        .downloadWithOptions,
                         [
                             .string(server.url("/gen/64k?seed=\(index)&id=h\(index)")),
                             .string(values.folder + "/h\(index)"), options,
                         ]))
                 calls.append(
                     Self.manager(
-                        "UploadWithOptions",
+                        .uploadWithOptions,
                         [
                             .string(server.url("/upload/h\(index)")), .string(values.uploadFile),
-                            .vardict(["headers": .stringDictionary(headers)]),
+                            .vardict(UploadOption.values([.headers: .stringDictionary(headers)])),
                         ]))
             }
             let replies = try await caller.send(calls)
@@ -276,14 +288,15 @@ import Testing
             let tasks =
                 try await caller.daemon.client.call(
                     destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                    member: "ListTasks"
+                    member: ManagerMethod.listTasks.rawValue
                 ).first?.arrayValue?.compactMap(\.objectPathValue) ?? []
             #expect(tasks.count == calls.count)
             for task in tasks {
                 let ended = try await caller.daemon.eventually(timeout: .seconds(30)) {
                     try await caller.daemon.client.property(
-                        destination: DaemonFixture.name, path: task, interface: Self.task, name: "State"
-                    ) == .string("completed")
+                        destination: DaemonFixture.name, path: task, interface: Self.task,
+                        name: TaskProperty.state.name
+                    ) == .state(.completed)
                 }
                 #expect(ended, "\(task) did not end")
             }
@@ -320,13 +333,13 @@ import Testing
                         calls += writes.map {
                             HostileCaller.call(path, properties, "Set", [.string(interface.name), name, .variant($0)])
                         }
-                        for odd in ["", "org.haul.Haul1.Nope", String(repeating: "i", count: 100_000), "\u{202E}"] {
+                        for odd in ["", HaulBus.name + ".Nope", String(repeating: "i", count: 100_000), "\u{202E}"] {
                             calls.append(HostileCaller.call(path, properties, "Get", [.string(odd), name]))
                             calls.append(
                                 HostileCaller.call(path, properties, "Set", [.string(odd), name, .variant(.double(1))]))
                         }
                     }
-                    for odd in HostileValues.strings + ["Visible ", "visible"] {
+                    for odd in HostileValues.strings + [IndicatorProperty.visible.name + " ", "visible"] {
                         calls.append(
                             HostileCaller.call(path, properties, "Get", [.string(interface.name), .string(odd)]))
                         calls.append(
@@ -335,30 +348,32 @@ import Testing
                                 [.string(interface.name), .string(odd), .variant(.boolean(true))]))
                     }
                 }
-                calls.append(HostileCaller.call(path, properties, "GetAll", [.string("org.haul.Haul1.Nope")]))
+                calls.append(HostileCaller.call(path, properties, "GetAll", [.string(HaulBus.name + ".Nope")]))
             }
             try await caller.send(calls)
-            #expect(try await caller.daemon.indicatorProperty("ActivationDelay").doubleValue?.isFinite == true)
+            #expect(try await caller.daemon.indicatorProperty(.activationDelay).doubleValue?.isFinite == true)
 
-            let indicator = "org.haul.Haul1.ActivityIndicator"
+            let indicator = HaulBus.indicatorInterface
             func set(_ name: String, _ value: DBusValue) -> DBusMessage {
                 HostileCaller.call(
                     DaemonFixture.manager, properties, "Set", [.string(indicator), .string(name), .variant(value)])
             }
+            func set(_ property: IndicatorProperty, _ value: DBusValue) -> DBusMessage { set(property.name, value) }
             // Known answers, after which the delay written first is still there.
-            _ = try await caller.send([set("ActivationDelay", .double(2.5))])
+            _ = try await caller.send([set(.activationDelay, .double(2.5))])
             let expectations: [(DBusMessage, String)] = [
-                (set("ActivationDelay", .double(.nan)), Self.invalidArgs),
-                (set("ActivationDelay", .double(-.infinity)), Self.invalidArgs),
-                (set("CompletionDelay", .double(1e308)), Self.invalidArgs),
-                (set("CompletionDelay", .double(-1)), Self.invalidArgs),
-                (set("ActivationDelay", .uint32(1)), Self.invalidArgs),
-                (set("ActivationDelay", .variant(.double(1))), Self.invalidArgs),
-                (set("Visible", .boolean(true)), "org.freedesktop.DBus.Error.PropertyReadOnly"),
+                (set(.activationDelay, .double(.nan)), Self.invalidArgs),
+                (set(.activationDelay, .double(-.infinity)), Self.invalidArgs),
+                (set(.completionDelay, .double(1e308)), Self.invalidArgs),
+                (set(.completionDelay, .double(-1)), Self.invalidArgs),
+                (set(.activationDelay, .uint32(1)), Self.invalidArgs),
+                (set(.activationDelay, .variant(.double(1))), Self.invalidArgs),
+                (set(.visible, .boolean(true)), "org.freedesktop.DBus.Error.PropertyReadOnly"),
                 (set("Nope", .boolean(true)), "org.freedesktop.DBus.Error.UnknownProperty"),
                 (
                     HostileCaller.call(
-                        DaemonFixture.manager, properties, "Get", [.string("org.haul.Nope"), .string("State")]),
+                        DaemonFixture.manager, properties, "Get",
+                        [.string("org.haul.Nope"), .string(IndicatorProperty.state.name)]),
                     "org.freedesktop.DBus.Error.UnknownInterface"
                 ),
             ]
@@ -366,7 +381,7 @@ import Testing
                 let reply = try await caller.send([call])
                 #expect(reply.first?.errorName == expected, "\(reply.first?.call ?? "")")
             }
-            #expect(try await caller.daemon.indicatorProperty("ActivationDelay") == .double(2.5))
+            #expect(try await caller.daemon.indicatorProperty(.activationDelay) == .double(2.5))
         }
     }
 
@@ -375,17 +390,17 @@ import Testing
     /// Calls to task objects that never existed, and Cancel, Forget, Suspend and Resume racing on the same tasks.
     @Test func taskCommandsRaceAndMissingTasksAreUnknown() async throws {
         try await Self.with { caller, values in
+            let folder = HaulBus.tasksPath
             let missing: [ObjectPath] = [
-                "/org/haul/Haul1/Tasks/0", "/org/haul/Haul1/Tasks/4294967295", "/org/haul/Haul1/Tasks/99999999999",
-                "/org/haul/Haul1/Tasks", "/org/haul/Haul1/Tasks/1/x", "/org/haul/Haul2", "/",
+                HaulBus.taskPath(0), HaulBus.taskPath(.max), folder.appending("99999999999") ?? folder, folder,
+                HaulBus.taskPath(1).appending("x") ?? folder, "/org/haul/Haul2", "/",
             ]
             var calls = missing.flatMap { path in
-                ["Suspend", "Resume", "Cancel", "Forget"].map { HostileCaller.call(path, Self.task, $0) }
+                TaskMethod.allCases.map { HostileCaller.call(path, Self.task, $0.rawValue) }
             }
             calls.append(
                 HostileCaller.call(
-                    "/org/haul/Haul1/Tasks/4294967295", "org.freedesktop.DBus.Properties", "GetAll",
-                    [.string(Self.task)]))
+                    HaulBus.taskPath(.max), "org.freedesktop.DBus.Properties", "GetAll", [.string(Self.task)]))
             let replies = try await caller.send(calls)
             #expect(
                 replies.allSatisfy { $0.errorName == "org.freedesktop.DBus.Error.UnknownObject" },
@@ -399,26 +414,29 @@ import Testing
                 }
                 var race: [DBusMessage] = []
                 for _ in 0..<120 {
-                    let member = fuzzer.pick(["Cancel", "Forget", "Suspend", "Resume", "Forget", "Cancel"])
-                    race.append(HostileCaller.call(fuzzer.pick(tasks), Self.task, member))
+                    let method = fuzzer.pick([TaskMethod.cancel, .forget, .suspend, .resume, .forget, .cancel])
+                    race.append(HostileCaller.call(fuzzer.pick(tasks), Self.task, method.rawValue))
                 }
-                race += [Self.manager("CancelAll", []), Self.manager("SuspendAll", [])]
+                race += [Self.manager(.cancelAll, []), Self.manager(.suspendAll, [])]
                 race += tasks.map {
                     HostileCaller.call($0, "org.freedesktop.DBus.Properties", "GetAll", [.string(Self.task)])
                 }
                 try await caller.send(race.shuffled(using: &fuzzer.random), concurrency: 64)
                 // Whatever the order, every task ends cancelled (once its attempt has stopped) and forgettable.
-                _ = try await caller.send([Self.manager("CancelAll", [])])
+                _ = try await caller.send([Self.manager(.cancelAll, [])])
                 for task in tasks {
                     let settled = try await caller.daemon.eventually(timeout: .seconds(20)) {
                         let state = try? await caller.daemon.client.property(
-                            destination: DaemonFixture.name, path: task, interface: Self.task, name: "State"
+                            destination: DaemonFixture.name, path: task, interface: Self.task,
+                            name: TaskProperty.state.name
                         )
-                        return state == nil || state == .string("completed")
+                        return state == nil || state == .state(.completed)
                     }
                     #expect(settled, "\(task) did not complete after CancelAll")
                 }
-                let forgets = try await caller.send(tasks.map { HostileCaller.call($0, Self.task, "Forget") })
+                let forgets = try await caller.send(
+                    tasks.map { HostileCaller.call($0, Self.task, TaskMethod.forget.rawValue) }
+                )
                 #expect(
                     forgets.allSatisfy {
                         $0.errorName == nil || $0.errorName == "org.freedesktop.DBus.Error.UnknownObject"
@@ -426,7 +444,7 @@ import Testing
             }
             let left = try await caller.daemon.client.call(
                 destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: "ListTasks"
+                member: ManagerMethod.listTasks.rawValue
             )
             #expect(left == [.array(.objectPath, [])], "every raced task was forgotten")
         }
@@ -462,9 +480,10 @@ extension ValueFuzzer {
         case ("source", .string): return .string(pick(values.sources))
         case ("interface_name", .string):
             return .string(
-                pick(["org.haul.Haul1.Manager", "org.haul.Haul1.ActivityIndicator", "org.haul.Haul1.Task", "", "x.y"]))
+                pick([HaulBus.managerInterface, HaulBus.indicatorInterface, HaulBus.taskInterface, "", "x.y"]))
         case ("property_name", .string):
-            return .string(pick(["Enabled", "ActivationDelay", "Visible", "State", "Id", "ErrorMessage", "", "nope"]))
+            let indicator = [IndicatorProperty.enabled, .activationDelay, .visible, .state].map(\.name)
+            return .string(pick(indicator + [TaskProperty.id.name, TaskProperty.errorMessage.name, "", "nope"]))
         case ("options", .dictionary(.string, .variant)): return .vardict(pick(HostileValues.optionMaps))
         default: return value(of: type)
         }

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulService
 import HaulTestSupport
 import Testing
@@ -76,11 +77,11 @@ struct HostileCaller {
             throw TestSupportError("hauld died")
         }
         let tasks = try await daemon.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: "org.haul.Haul1.Manager",
-            member: "ListTasks", timeout: .seconds(20)
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
+            member: ManagerMethod.listTasks.rawValue, timeout: .seconds(20)
         )
         #expect(tasks.first?.arrayValue != nil)
-        #expect(try await daemon.indicatorProperty("State").stringValue != nil)
+        #expect(try await daemon.indicatorProperty(.state).stringValue != nil)
     }
 
     private func reply(to message: DBusMessage) async -> Reply {

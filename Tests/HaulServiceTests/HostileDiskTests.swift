@@ -1,12 +1,13 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
 /// What hauld reads from its state folder is outside input too: damaged or hostile files cost what they hold,
 /// never hauld itself.
 @Suite(.timeLimit(.minutes(2))) struct HostileDiskTests {
-    static let manager = "org.haul.Haul1.Manager"
+    static let manager = HaulBus.managerInterface
 
     /// A state folder (`XDG_STATE_HOME`) holding `files` below `haul/`.
     static func stateFolder(_ files: [String: String]) throws -> URL {
@@ -30,10 +31,10 @@ import Testing
     func suspendedDownload(_ fixture: DaemonFixture, _ name: String) async throws -> ObjectPath? {
         let reply = try await fixture.client.call(
             destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-            member: "DownloadWithOptions",
+            member: ManagerMethod.downloadWithOptions.rawValue,
             [
                 .string("http://127.0.0.1:1/"), .string(fixture.bus.directory.appendingPathComponent(name).path),
-                .vardict(["start-suspended": .boolean(true)]),
+                .vardict(DownloadOption.values([.startSuspended: .boolean(true)])),
             ]
         )
         return reply.first?.objectPathValue
@@ -49,11 +50,10 @@ import Testing
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
             var created: [ObjectPath?] = []
             for name in ["a", "b", "c"] { created.append(try await suspendedDownload(fixture, name)) }
-            #expect(
-                created == ["/org/haul/Haul1/Tasks/4294967295", "/org/haul/Haul1/Tasks/2", "/org/haul/Haul1/Tasks/3"])
+            #expect(created == [HaulBus.taskPath(4_294_967_295), HaulBus.taskPath(2), HaulBus.taskPath(3)])
             let listed = try await fixture.client.call(
                 destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: "ListTasks"
+                member: ManagerMethod.listTasks.rawValue
             )
             #expect(listed.first?.arrayValue?.count == 5)
         }
@@ -76,24 +76,24 @@ import Testing
         defer { try? FileManager.default.removeItem(at: state) }
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
             let managed = try await fixture.client.call(
-                destination: DaemonFixture.name, path: "/org/haul/Haul1",
+                destination: DaemonFixture.name, path: HaulBus.rootPath,
                 interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"
             )
             guard case .dictionary(_, _, let entries)? = managed.first else {
                 Issue.record("GetManagedObjects answered \(managed)")
                 return
             }
-            let tasks = entries.compactMap(\.key.objectPathValue).filter { $0.rawValue.contains("/Tasks/") }
-            #expect(tasks.map(\.rawValue).sorted() == (1...3).map { "/org/haul/Haul1/Tasks/\($0)" })
-            func property(_ id: Int, _ name: String) async throws -> String {
+            let tasks = entries.compactMap(\.key.objectPathValue).filter { HaulBus.taskID(of: $0) != nil }
+            #expect(tasks.sorted() == (1...3).map(HaulBus.taskPath))
+            func property(_ id: UInt32, _ property: TaskProperty) async throws -> String {
                 try await fixture.client.property(
-                    destination: DaemonFixture.name, path: ObjectPath("/org/haul/Haul1/Tasks/\(id)") ?? .root,
-                    interface: "org.haul.Haul1.Task", name: name
+                    destination: DaemonFixture.name, path: HaulBus.taskPath(id), interface: HaulBus.taskInterface,
+                    name: property.name
                 ).stringValue ?? ""
             }
-            #expect(try await property(1, "URL") == "http://127.0.0.1:1/a\u{FFFD}b")
-            #expect(try await property(2, "ErrorMessage") == "a\u{FFFD}b")
-            #expect(try await property(3, "ErrorMessage") == "a\u{FFFD}b")
+            #expect(try await property(1, .url) == "http://127.0.0.1:1/a\u{FFFD}b")
+            #expect(try await property(2, .errorMessage) == "a\u{FFFD}b")
+            #expect(try await property(3, .errorMessage) == "a\u{FFFD}b")
         }
     }
 
@@ -116,11 +116,11 @@ import Testing
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
             let listed = try await fixture.client.call(
                 destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: "ListTasks"
+                member: ManagerMethod.listTasks.rawValue
             )
-            #expect(listed == [.array(.objectPath, [.objectPath("/org/haul/Haul1/Tasks/1")])])
-            #expect(try await fixture.indicatorProperty("ActivationDelay") == .double(1.0), "the defaults")
-            #expect(try await suspendedDownload(fixture, "new") == "/org/haul/Haul1/Tasks/8", "after every file's id")
+            #expect(listed == [.array(.objectPath, [.objectPath(HaulBus.taskPath(1))])])
+            #expect(try await fixture.indicatorProperty(.activationDelay) == .double(1.0), "the defaults")
+            #expect(try await suspendedDownload(fixture, "new") == HaulBus.taskPath(8), "after every file's id")
         }
     }
 }

@@ -1,12 +1,13 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
 /// Servers that answer with broken or malicious HTTP, and URLs no socket can use: every task ends with a named
 /// error, and hauld goes on answering (a redirect to port 65536 used to crash it, and crash it again on every start).
 @Suite(.timeLimit(.minutes(3))) struct HostileServerTests {
-    static let once: [String: DBusValue] = ["max-retries": .uint32(0)]
+    static let once: [DownloadOption: DBusValue] = [.maxRetries: .uint32(0)]
 
     @Test(arguments: [
         "bad-status", "garbage", "endless-headers", "huge-length", "negative-length", "absurd-range", "max-range",
@@ -15,11 +16,11 @@ import Testing
     func brokenAnswersEndTheTaskWithANamedError(_ answer: String) async throws {
         try await TransferFixture.with(readTimeout: 5) { f throws in
             let task = try await f.download("/hostile/\(answer)", to: "\(answer).bin", options: Self.once)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             let name = try await f.errorName(task)
-            #expect(name.hasPrefix("org.haul.Haul1.Error."), "\(answer) ended with '\(name)'")
+            #expect(HaulErrorName(fullName: name) != nil, "\(answer) ended with '\(name)'")
             #expect(!FileManager.default.fileExists(atPath: f.file("\(answer).bin")))
-            #expect(try await f.managerCall("ListTasks").first?.arrayValue?.count == 1, "hauld still answers")
+            #expect(try await f.managerCall(.listTasks).first?.arrayValue?.count == 1, "hauld still answers")
         }
     }
 
@@ -35,17 +36,17 @@ import Testing
         try await TransferFixture.with(stateDirectory: state) { f throws in
             // With retries left: the task is saved as running while its attempt meets the redirect.
             let task = try await f.download(query, to: "moved.bin")
-            try await f.wait(task, until: "completed")
-            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.HTTP")
-            #expect(try await f.property(task, "HTTPStatus") == .uint32(302))
-            #expect(try await f.property(task, "ErrorMessage").stringValue?.contains("cannot be followed") == true)
+            try await f.wait(task, until: .completed)
+            #expect(try await f.errorName(task) == HaulErrorName.http.fullName)
+            #expect(try await f.property(task, .httpStatus) == .uint32(302))
+            #expect(try await f.property(task, .errorMessage).stringValue?.contains("cannot be followed") == true)
             #expect(try await f.server.stats().requests(query) == 1, "a permanent failure is not retried")
         }
         // A new hauld on the same state starts and lists the task as it ended.
         try await DaemonFixture.with(stateDirectory: state) { daemon throws in
             let tasks = try await daemon.client.call(
                 destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
-                member: "ListTasks"
+                member: ManagerMethod.listTasks.rawValue
             )
             #expect(tasks.first?.arrayValue?.count == 1)
         }
@@ -58,12 +59,12 @@ import Testing
     func urlsWithUnusablePortsAreRefused(_ url: String) async throws {
         try await TransferFixture.with { f throws in
             do {
-                _ = try await f.managerCall("Download", [.string(url), .string(f.file("x.bin"))])
+                _ = try await f.managerCall(.download, [.string(url), .string(f.file("x.bin"))])
                 Issue.record("\(url) was accepted")
             } catch let error as DBusError {
-                #expect(error.name == "org.haul.Haul1.Error.InvalidArgument")
+                #expect(error.name == HaulErrorName.invalidArgument.fullName)
             }
-            #expect(try await f.managerCall("ListTasks").first?.arrayValue?.isEmpty == true)
+            #expect(try await f.managerCall(.listTasks).first?.arrayValue?.isEmpty == true)
         }
     }
 }

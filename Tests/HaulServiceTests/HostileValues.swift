@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 
 /// SplitMix64: a seeded generator, so a hostile run replays exactly.
 struct FuzzGenerator: RandomNumberGenerator {
@@ -32,7 +33,8 @@ struct HostileValues {
         "", " ", "\t\r\n", "\u{1}\u{7}\u{1B}[31m\u{7F}", "\u{FEFF}bom", "\u{202E}txt.exe",
         "e\u{301}\u{302}\u{303}\u{304}",
         "👩‍👩‍👧‍👦🏳️‍🌈", noncharacters, "%00%ff%", "%s%n%x", "\\", "'\";--", "$(id)`id`",
-        "<?xml?><a>&amp;</a>", "../../../../etc/passwd", "/", ".", "..", "org.haul.Haul1", ":1.1", "/org/haul/Haul1",
+        "<?xml?><a>&amp;</a>", "../../../../etc/passwd", "/", ".", "..", HaulBus.name, ":1.1",
+        HaulBus.rootPath.rawValue,
         "𝒽𝒶𝓊𝓁", "ＰＵＴ", "ǅǈǋ", "İı", String(repeating: "é", count: 10_000),
         String(repeating: "a", count: 65_536),
     ]
@@ -136,22 +138,36 @@ struct HostileValues {
     /// `a{sv}` option maps of wrong types, out-of-range numbers, unknown and odd keys.
     static let optionMaps: [[String: DBusValue]] =
         [
-            ["max-retries": .int32(-1)], ["max-retries": .int64(.min)], ["max-retries": .uint64(.max)],
-            ["max-retries": .double(.nan)], ["max-retries": .double(.infinity)], ["max-retries": .double(-.infinity)],
-            ["max-retries": .double(1e308)], ["max-retries": .string("5")], ["max-retries": .byte(255)],
-            ["overwrite": .string("true")], ["overwrite": .int32(1)], ["overwrite": .variant(.boolean(true))],
-            ["start-suspended": .uint32(1)], ["start-suspended": .array(.boolean, [.boolean(true)])],
-            ["sha256": .string(String(repeating: "g", count: 64))],
-            ["sha256": .string(String(repeating: "0", count: 63))],
-            ["sha256": .string(String(repeating: "٠", count: 64))],
-            ["sha256": .string(String(repeating: "F", count: 65))],
-            ["sha256": .uint64(0)], ["headers": .array(.string, [])], ["headers": .vardict(["X-A": .string("a")])],
-            ["headers": .string("X-A: a")], ["delay": .double(.nan)], ["activation-delay": .double(-1)],
+            download(.maxRetries, .int32(-1)), download(.maxRetries, .int64(.min)),
+            download(.maxRetries, .uint64(.max)),
+            download(.maxRetries, .double(.nan)), download(.maxRetries, .double(.infinity)),
+            download(.maxRetries, .double(-.infinity)), download(.maxRetries, .double(1e308)),
+            download(.maxRetries, .string("5")), download(.maxRetries, .byte(255)),
+            download(.overwrite, .string("true")), download(.overwrite, .int32(1)),
+            download(.overwrite, .variant(.boolean(true))),
+            download(.startSuspended, .uint32(1)), download(.startSuspended, .array(.boolean, [.boolean(true)])),
+            download(.sha256, .string(String(repeating: "g", count: 64))),
+            download(.sha256, .string(String(repeating: "0", count: 63))),
+            download(.sha256, .string(String(repeating: "٠", count: 64))),
+            download(.sha256, .string(String(repeating: "F", count: 65))),
+            download(.sha256, .uint64(0)), download(.headers, .array(.string, [])),
+            download(.headers, .vardict(["X-A": .string("a")])),
+            download(.headers, .string("X-A: a")), ["delay": .double(.nan)], ["activation-delay": .double(-1)],
             ["": .string("")],
             [String(repeating: "k", count: 100_000): .boolean(true)], ["\u{202E}": .boolean(true)],
-            ["method": .string("GET")], ["method": .string("ＰＵＴ")], ["method": .string("")],
-            ["method": .int32(0)],
-        ] + headerMaps.map { ["headers": .stringDictionary($0)] }
+            upload(.method, .string("GET")), upload(.method, .string("ＰＵＴ")), upload(.method, .string("")),
+            upload(.method, .int32(0)),
+        ] + headerMaps.map { download(.headers, .stringDictionary($0)) }
+
+    /// A map of one download option.
+    static func download(_ option: DownloadOption, _ value: DBusValue) -> [String: DBusValue] {
+        DownloadOption.values([option: value])
+    }
+
+    /// A map of one upload option.
+    static func upload(_ option: UploadOption, _ value: DBusValue) -> [String: DBusValue] {
+        UploadOption.values([option: value])
+    }
 }
 
 /// Random D-Bus values: any type, edge values first, containers nested as deep as the bus allows.
@@ -202,7 +218,7 @@ struct ValueFuzzer {
             )
         case .string: return .string(pick(HostileValues.strings))
         case .objectPath:
-            return .objectPath(pick(["/", "/org/haul/Haul1/Tasks/0", "/org/haul/Haul1/Tasks/4294967295", "/a/b_c/D9"]))
+            return .objectPath(pick(["/", HaulBus.taskPath(0), HaulBus.taskPath(.max), "/a/b_c/D9"]))
         case .signature:
             let some = self.type(depth: 2)
             return .signature(DBusSignature(pick([[], [.variant], [some, .string]])))

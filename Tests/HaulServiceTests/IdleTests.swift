@@ -1,3 +1,4 @@
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
     @Test func noThreadWakesOnceATransferIsOver() async throws {
         try await TransferFixture.with { f throws in
             let task = try await f.download("/gen/2m?seed=41", to: "idle.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             // libdispatch ends a serial queue's idle worker thread after 5 s (the bus connection's, the record
             // writer's); a thread that ends is not counted, but give them time to go anyway.
             try await Task.sleep(for: .seconds(6))

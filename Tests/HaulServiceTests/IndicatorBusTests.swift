@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -9,23 +10,26 @@ import Testing
     /// are loose because a loaded 2-core machine can be late.
     @Test func visibilityFollowsTheConfiguredDelays() async throws {
         try await DaemonFixture.with { fixture throws in
-            try await fixture.setIndicator("ActivationDelay", .double(0.3))
-            try await fixture.setIndicator("CompletionDelay", .double(0.2))
+            try await fixture.setIndicator(.activationDelay, .double(0.3))
+            try await fixture.setIndicator(.completionDelay, .double(0.2))
             let signals = try await fixture.client.messages(matching: [
-                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
+                MatchRule(
+                    kind: .signal, interface: DaemonFixture.indicator,
+                    member: IndicatorSignal.visibilityChanged.rawValue
+                )
             ])
             var iterator = signals.makeAsyncIterator()
             let holder = try await DBusConnection.connect(address: fixture.bus.address)
 
             let started = ContinuousClock.now
-            try await fixture.callIndicator("IncrementActivityCount", on: holder)
+            try await fixture.callIndicator(.incrementActivityCount, on: holder)
             let shown = await iterator.next()
             let activation = ContinuousClock.now - started
             #expect(shown?.body == [.boolean(true)])
             #expect(activation >= .milliseconds(290) && activation < .seconds(5), "shown after \(activation)")
 
             let stopped = ContinuousClock.now
-            try await fixture.callIndicator("DecrementActivityCount", on: holder)
+            try await fixture.callIndicator(.decrementActivityCount, on: holder)
             let hidden = await iterator.next()
             let completion = ContinuousClock.now - stopped
             #expect(hidden?.body == [.boolean(false)])
@@ -38,21 +42,24 @@ import Testing
     /// runs takes effect from when the timer started (here: at once).
     @Test func aShortBurstNeverShows() async throws {
         try await DaemonFixture.with { fixture throws in
-            try await fixture.setIndicator("ActivationDelay", .double(30))
+            try await fixture.setIndicator(.activationDelay, .double(30))
             let changes = try await fixture.client.messages(matching: [
-                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
+                MatchRule(
+                    kind: .signal, interface: DaemonFixture.indicator,
+                    member: IndicatorSignal.visibilityChanged.rawValue
+                )
             ])
-            try await fixture.callIndicator("IncrementActivityCount")
-            #expect(try await fixture.indicatorProperty("State") == .string("delaying-start"))
-            try await fixture.callIndicator("DecrementActivityCount")
-            #expect(try await fixture.indicatorProperty("State") == .string("delaying-start"))
-            try await fixture.setIndicator("ActivationDelay", .double(0))
+            try await fixture.callIndicator(.incrementActivityCount)
+            #expect(try await fixture.indicatorProperty(.state) == .state(.delayingStart))
+            try await fixture.callIndicator(.decrementActivityCount)
+            #expect(try await fixture.indicatorProperty(.state) == .state(.delayingStart))
+            try await fixture.setIndicator(.activationDelay, .double(0))
             #expect(try await fixture.eventually {
-                try await fixture.indicatorProperty("State") == .string("not-active")
+                try await fixture.indicatorProperty(.state) == .state(.notActive)
             })
-            #expect(try await fixture.indicatorProperty("Visible") == .boolean(false))
+            #expect(try await fixture.indicatorProperty(.visible) == .boolean(false))
             // Nothing was announced: the next signal is the one this test provokes now.
-            try await fixture.callIndicator("IncrementActivityCount")
+            try await fixture.callIndicator(.incrementActivityCount)
             var iterator = changes.makeAsyncIterator()
             #expect(await iterator.next()?.body == [.boolean(true)])
         }
@@ -62,12 +69,12 @@ import Testing
         try await DaemonFixture.with { fixture throws in
             let leaver = try await DBusConnection.connect(address: fixture.bus.address)
             let stayer = try await DBusConnection.connect(address: fixture.bus.address)
-            for _ in 0..<3 { try await fixture.callIndicator("IncrementActivityCount", on: leaver) }
-            try await fixture.callIndicator("IncrementActivityCount", on: stayer)
-            #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(4))
+            for _ in 0..<3 { try await fixture.callIndicator(.incrementActivityCount, on: leaver) }
+            try await fixture.callIndicator(.incrementActivityCount, on: stayer)
+            #expect(try await fixture.indicatorProperty(.activityCount) == .uint32(4))
             await leaver.close()
             #expect(try await fixture.eventually(timeout: .seconds(5)) {
-                try await fixture.indicatorProperty("ActivityCount") == .uint32(1)
+                try await fixture.indicatorProperty(.activityCount) == .uint32(1)
             })
             await stayer.close()
         }
@@ -76,11 +83,11 @@ import Testing
     @Test func decrementClampsPerCallerAndNeverTouchesOthers() async throws {
         try await DaemonFixture.with { fixture throws in
             let other = try await DBusConnection.connect(address: fixture.bus.address)
-            try await fixture.callIndicator("IncrementActivityCount", on: other)
-            for _ in 0..<5 { try await fixture.callIndicator("DecrementActivityCount") }
-            #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(1))
-            try await fixture.callIndicator("DecrementActivityCount", on: other)
-            #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(0))
+            try await fixture.callIndicator(.incrementActivityCount, on: other)
+            for _ in 0..<5 { try await fixture.callIndicator(.decrementActivityCount) }
+            #expect(try await fixture.indicatorProperty(.activityCount) == .uint32(1))
+            try await fixture.callIndicator(.decrementActivityCount, on: other)
+            #expect(try await fixture.indicatorProperty(.activityCount) == .uint32(0))
             await other.close()
         }
     }
@@ -91,60 +98,64 @@ import Testing
                 for _ in 0..<50 {
                     group.addTask {
                         let connection = try await DBusConnection.connect(address: fixture.bus.address)
-                        try await fixture.callIndicator("IncrementActivityCount", on: connection)
+                        try await fixture.callIndicator(.incrementActivityCount, on: connection)
                         return connection
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(50))
+            #expect(try await fixture.indicatorProperty(.activityCount) == .uint32(50))
             await withTaskGroup(of: Void.self) { group in
                 for client in clients { group.addTask { await client.close() } }
             }
             #expect(try await fixture.eventually {
-                try await fixture.indicatorProperty("ActivityCount") == .uint32(0)
+                try await fixture.indicatorProperty(.activityCount) == .uint32(0)
             })
         }
     }
 
     @Test func disablingHidesAtOnceAndEnablingReevaluates() async throws {
         try await DaemonFixture.with { fixture throws in
-            try await fixture.setIndicator("ActivationDelay", .double(0))
-            try await fixture.callIndicator("IncrementActivityCount")
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty("Visible") == .boolean(true) })
-            try await fixture.setIndicator("Enabled", .boolean(false))
-            #expect(try await fixture.indicatorProperty("Visible") == .boolean(false))
-            #expect(try await fixture.indicatorProperty("State") == .string("not-active"))
-            try await fixture.setIndicator("Enabled", .boolean(true))
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty("Visible") == .boolean(true) })
+            try await fixture.setIndicator(.activationDelay, .double(0))
+            try await fixture.callIndicator(.incrementActivityCount)
+            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.visible) == .boolean(true) })
+            try await fixture.setIndicator(.enabled, .boolean(false))
+            #expect(try await fixture.indicatorProperty(.visible) == .boolean(false))
+            #expect(try await fixture.indicatorProperty(.state) == .state(.notActive))
+            try await fixture.setIndicator(.enabled, .boolean(true))
+            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.visible) == .boolean(true) })
         }
     }
 
     @Test(arguments: [
-        ("ActivationDelay", DBusValue.double(-1)), ("ActivationDelay", .double(.nan)),
-        ("CompletionDelay", .double(.infinity)), ("CompletionDelay", .double(61)),
-        ("ActivationDelay", .string("1")), ("Enabled", .uint32(1)),
+        (IndicatorProperty.activationDelay, DBusValue.double(-1)), (.activationDelay, .double(.nan)),
+        (.completionDelay, .double(.infinity)), (.completionDelay, .double(61)),
+        (.activationDelay, .string("1")), (.enabled, .uint32(1)),
     ])
-    func invalidSettingsAreRefusedWithInvalidArgs(_ name: String, _ value: DBusValue) async throws {
+    func invalidSettingsAreRefusedWithInvalidArgs(_ property: IndicatorProperty, _ value: DBusValue) async throws {
         try await DaemonFixture.with { fixture throws in
             do {
-                try await fixture.setIndicator(name, value)
-                Issue.record("\(name) accepted \(value)")
+                try await fixture.setIndicator(property, value)
+                Issue.record("\(property.name) accepted \(value)")
             } catch let error as DBusError {
                 #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs")
-                #expect(error.message.contains(name))
+                #expect(error.message.contains(property.name))
             }
-            #expect(try await fixture.indicatorProperty("ActivationDelay") == .double(1.0))
-            #expect(try await fixture.indicatorProperty("CompletionDelay") == .double(0.17))
+            #expect(try await fixture.indicatorProperty(.activationDelay) == .double(IndicatorDefaults.activationDelay))
+            #expect(try await fixture.indicatorProperty(.completionDelay) == .double(IndicatorDefaults.completionDelay))
         }
     }
 
     @Test func readOnlyPropertiesCannotBeWritten() async throws {
         try await DaemonFixture.with { fixture throws in
-            for name in ["Visible", "State", "ActivityCount"] {
+            let writes: [(IndicatorProperty, DBusValue)] = [
+                (.visible, .boolean(true)), (.state, .state(.active)), (.activityCount, .uint32(3)),
+            ]
+            #expect(writes.map(\.0) == IndicatorProperty.allCases.filter { !$0.isWritable })
+            for (property, value) in writes {
                 do {
-                    try await fixture.setIndicator(name, name == "ActivityCount" ? .uint32(3) : name == "Visible" ? .boolean(true) : .string("active"))
-                    Issue.record("\(name) was writable")
+                    try await fixture.setIndicator(property, value)
+                    Issue.record("\(property.name) was writable")
                 } catch let error as DBusError {
                     #expect(error.name == "org.freedesktop.DBus.Error.PropertyReadOnly")
                 }
@@ -156,13 +167,13 @@ import Testing
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-state-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
-            try await fixture.setIndicator("ActivationDelay", .double(0.25))
-            try await fixture.setIndicator("Enabled", .boolean(false))
+            try await fixture.setIndicator(.activationDelay, .double(0.25))
+            try await fixture.setIndicator(.enabled, .boolean(false))
         }
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
-            #expect(try await fixture.indicatorProperty("ActivationDelay") == .double(0.25))
-            #expect(try await fixture.indicatorProperty("Enabled") == .boolean(false))
-            #expect(try await fixture.indicatorProperty("CompletionDelay") == .double(0.17))
+            #expect(try await fixture.indicatorProperty(.activationDelay) == .double(0.25))
+            #expect(try await fixture.indicatorProperty(.enabled) == .boolean(false))
+            #expect(try await fixture.indicatorProperty(.completionDelay) == .double(IndicatorDefaults.completionDelay))
         }
     }
 
@@ -173,12 +184,13 @@ import Testing
                           member: "PropertiesChanged", arg0: DaemonFixture.indicator)
             ])
             var iterator = changes.makeAsyncIterator()
-            try await fixture.setIndicator("CompletionDelay", .double(0.5))
-            #expect(await iterator.next()?.body[1].stringDictionary?["CompletionDelay"] == .variant(.double(0.5)))
-            try await fixture.callIndicator("IncrementActivityCount")
+            try await fixture.setIndicator(.completionDelay, .double(0.5))
+            let delay = await iterator.next()?.body[1].stringDictionary
+            #expect(delay?[IndicatorProperty.completionDelay.name] == .variant(.double(0.5)))
+            try await fixture.callIndicator(.incrementActivityCount)
             let counted = await iterator.next()?.body[1].stringDictionary
-            #expect(counted?["ActivityCount"] == .variant(.uint32(1)))
-            #expect(counted?["State"] == .variant(.string("delaying-start")))
+            #expect(counted?[IndicatorProperty.activityCount.name] == .variant(.uint32(1)))
+            #expect(counted?[IndicatorProperty.state.name] == .variant(.state(.delayingStart)))
         }
     }
 }

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -32,21 +33,21 @@ import Testing
                 #expect(!percents.isEmpty && percents.allSatisfy { $0.uint32Value.map { $0 <= 100 } ?? false })
 
                 try await FakeJobViewServer.press("suspendRequested", on: view, of: kde)
-                try await f.wait(task, until: "suspended")
+                try await f.wait(task, until: .suspended)
                 _ = try await DesktopFixture.call("update", in: kde.log) {
                     $0.vardict(0)["suspended"] == .boolean(true)
                 }
 
                 try await FakeJobViewServer.press("resumeRequested", on: view, of: kde)
-                try await f.wait(task, until: "running")
+                try await f.wait(task, until: .running)
                 #expect(try await f.daemon.eventually {
                     await kde.log.calls("update").last { $0.vardict(0)["suspended"] != nil }?.vardict(0)["suspended"]
                         == .boolean(false)
                 })
 
                 try await FakeJobViewServer.press("cancelRequested", on: view, of: kde)
-                try await f.wait(task, until: "completed")
-                #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Cancelled")
+                try await f.wait(task, until: .completed)
+                #expect(try await f.errorName(task) == HaulErrorName.cancelled.fullName)
                 let terminate = try await DesktopFixture.call("terminate", in: kde.log)
                 #expect(terminate.path == view)
                 #expect(terminate.arguments.first == .uint32(1), "KIO::ERR_USER_CANCELED")
@@ -60,7 +61,7 @@ import Testing
             let kde = try await FakeJobViewServer.start(on: desktop.bus)
             try await desktop.withHauld { f throws in
                 let task = try await f.download("/gen/2m?seed=32&throttle=1000000", to: "done.bin")
-                try await f.wait(task, until: "completed")
+                try await f.wait(task, until: .completed)
                 let terminate = try await DesktopFixture.call("terminate", in: kde.log)
                 #expect(terminate.arguments.prefix(2) == [.uint32(0), .string("")])
                 let updates = await kde.log.calls("update").map { $0.vardict(0) }

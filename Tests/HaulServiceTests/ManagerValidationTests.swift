@@ -1,13 +1,18 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
 /// Manager requests are validated before anything starts, with the contract's error names.
 @Suite(.timeLimit(.minutes(2))) struct ManagerValidationTests {
-    static let manager = "org.haul.Haul1.Manager"
+    static let manager = HaulBus.managerInterface
 
-    func call(_ fixture: DaemonFixture, _ member: String, _ body: [DBusValue]) async -> DBusError? {
+    func call(_ fixture: DaemonFixture, _ method: ManagerMethod, _ body: [DBusValue]) async -> DBusError? {
+        await call(fixture, member: method.rawValue, body)
+    }
+
+    func call(_ fixture: DaemonFixture, member: String, _ body: [DBusValue]) async -> DBusError? {
         do {
             _ = try await fixture.client.call(
                 destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
@@ -21,18 +26,21 @@ import Testing
 
     @Test func urlsAndPathsAreValidated() async throws {
         try await DaemonFixture.with { fixture throws in
+            let (download, upload) = (ManagerMethod.download.rawValue, ManagerMethod.upload.rawValue)
+            let unsupported = HaulErrorName.unsupportedScheme.fullName
+            let invalid = HaulErrorName.invalidArgument.fullName
             let cases: [(String, [DBusValue], String)] = [
-                ("Download", [.string("ftp://127.0.0.1:1/f"), .string("/tmp/f")], "org.haul.Haul1.Error.UnsupportedScheme"),
-                ("Download", [.string("file:///etc/passwd"), .string("/tmp/f")], "org.haul.Haul1.Error.UnsupportedScheme"),
-                ("Download", [.string("not a url"), .string("/tmp/f")], "org.haul.Haul1.Error.InvalidArgument"),
-                ("Download", [.string("http://127.0.0.1:1/f"), .string("relative")], "org.haul.Haul1.Error.InvalidArgument"),
-                ("Upload", [.string("gopher://127.0.0.1:1/"), .string("/tmp/f")], "org.haul.Haul1.Error.UnsupportedScheme"),
-                ("Download", [.int32(1), .string("/tmp/f")], "org.freedesktop.DBus.Error.InvalidArgs"),
-                ("Download", [.string("http://127.0.0.1:1/f")], "org.freedesktop.DBus.Error.InvalidArgs"),
+                (download, [.string("ftp://127.0.0.1:1/f"), .string("/tmp/f")], unsupported),
+                (download, [.string("file:///etc/passwd"), .string("/tmp/f")], unsupported),
+                (download, [.string("not a url"), .string("/tmp/f")], invalid),
+                (download, [.string("http://127.0.0.1:1/f"), .string("relative")], invalid),
+                (upload, [.string("gopher://127.0.0.1:1/"), .string("/tmp/f")], unsupported),
+                (download, [.int32(1), .string("/tmp/f")], "org.freedesktop.DBus.Error.InvalidArgs"),
+                (download, [.string("http://127.0.0.1:1/f")], "org.freedesktop.DBus.Error.InvalidArgs"),
                 ("Frobnicate", [], "org.freedesktop.DBus.Error.UnknownMethod"),
             ]
             for (member, body, expected) in cases {
-                let error = await call(fixture, member, body)
+                let error = await call(fixture, member: member, body)
                 #expect(error?.name == expected, "\(member)\(body)")
             }
         }
@@ -44,18 +52,19 @@ import Testing
             let path = DBusValue.string("/tmp/haul-test-file")
             let refused: [[String: DBusValue]] = [
                 ["colour": .string("blue")],
-                ["overwrite": .string("yes")],
-                ["sha256": .string("abc")],
-                ["headers": .stringDictionary(["Bad Header": "x"])],
-                ["headers": .stringDictionary(["X-A": "a\r\nInjected: 1"])],
-                ["max-retries": .int32(3)],
+                DownloadOption.values([.overwrite: .string("yes")]),
+                DownloadOption.values([.sha256: .string("abc")]),
+                DownloadOption.values([.headers: .stringDictionary(["Bad Header": "x"])]),
+                DownloadOption.values([.headers: .stringDictionary(["X-A": "a\r\nInjected: 1"])]),
+                DownloadOption.values([.maxRetries: .int32(3)]),
             ]
             for options in refused {
-                let error = await call(fixture, "DownloadWithOptions", [url, path, .vardict(options)])
-                #expect(error?.name == "org.haul.Haul1.Error.InvalidArgument", "\(options)")
+                let error = await call(fixture, .downloadWithOptions, [url, path, .vardict(options)])
+                #expect(error?.name == HaulErrorName.invalidArgument.fullName, "\(options)")
             }
-            let badMethod = await call(fixture, "UploadWithOptions", [url, path, .vardict(["method": .string("PATCH")])])
-            #expect(badMethod?.name == "org.haul.Haul1.Error.InvalidArgument")
+            let patch = UploadOption.values([.method: .string("PATCH")])
+            let badMethod = await call(fixture, .uploadWithOptions, [url, path, .vardict(patch)])
+            #expect(badMethod?.name == HaulErrorName.invalidArgument.fullName)
         }
     }
 
@@ -64,32 +73,35 @@ import Testing
     @Test func validRequestsCreateTasks() async throws {
         try await DaemonFixture.with { fixture throws in
             let destination = fixture.bus.directory.appendingPathComponent("f").path
-            let options: [String: DBusValue] = [
-                "overwrite": .boolean(true), "sha256": .string(String(repeating: "0", count: 64)),
-                "headers": .stringDictionary(["X-Token": "t"]), "start-suspended": .boolean(true),
-                "max-retries": .uint32(0),
-            ]
+            let options = DownloadOption.values([
+                .overwrite: .boolean(true), .sha256: .string(String(repeating: "0", count: 64)),
+                .headers: .stringDictionary(["X-Token": "t"]), .startSuspended: .boolean(true), .maxRetries: .uint32(0),
+            ])
             let reply = try await fixture.client.call(
                 destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: "DownloadWithOptions", [.string("http://127.0.0.1:1/f"), .string(destination), .vardict(options)]
+                member: ManagerMethod.downloadWithOptions.rawValue,
+                [.string("http://127.0.0.1:1/f"), .string(destination), .vardict(options)]
             )
             let task = try #require(reply.first?.objectPathValue)
             let tasks = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+                member: ManagerMethod.listTasks.rawValue
             )
             #expect(tasks == [.array(.objectPath, [.objectPath(task)])])
             let state = try await fixture.client.property(
-                destination: DaemonFixture.name, path: task, interface: "org.haul.Haul1.Task", name: "State"
+                destination: DaemonFixture.name, path: task, interface: HaulBus.taskInterface,
+                name: TaskProperty.state.name
             )
-            #expect(state == .string("suspended"))
-            for member in ["SuspendAll", "ResumeAll"] {
-                #expect(await call(fixture, member, []) == nil)
+            #expect(state == .state(.suspended))
+            for method in [ManagerMethod.suspendAll, .resumeAll] {
+                #expect(await call(fixture, method, []) == nil)
             }
-            #expect(await call(fixture, "CancelAll", []) == nil)
+            #expect(await call(fixture, .cancelAll, []) == nil)
             #expect(try await fixture.eventually {
                 try await fixture.client.property(
-                    destination: DaemonFixture.name, path: task, interface: "org.haul.Haul1.Task", name: "State"
-                ) == .string("completed")
+                    destination: DaemonFixture.name, path: task, interface: HaulBus.taskInterface,
+                    name: TaskProperty.state.name
+                ) == .state(.completed)
             })
         }
     }

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
             let kde = try await FakeJobViewServer.start(on: desktop.bus)
             try await desktop.withHauld(["--notify"]) { f throws in
                 let done = try await f.download("/gen/1m?seed=51&throttle=1000000", to: "note.bin")
-                try await f.wait(done, until: "completed")
+                try await f.wait(done, until: .completed)
                 let success = try await DesktopFixture.call("Notify", in: notifications.log)
                 #expect(success.arguments[0] == .string("Haul"))
                 #expect(success.arguments[3] == .string("Download complete"))
@@ -19,7 +20,7 @@ import Testing
                 #expect(success.vardict(6)["category"] == .string("transfer.complete"))
 
                 let missing = try await f.download("/missing?status=404", to: "missing.bin")
-                try await f.wait(missing, until: "completed")
+                try await f.wait(missing, until: .completed)
                 let failure = try await DesktopFixture.call("Notify", in: notifications.log) {
                     $0.arguments[3] == .string("Download failed")
                 }
@@ -42,7 +43,7 @@ import Testing
             let notifications = try await FakeNotifications.start(on: desktop.bus, capabilities: capabilities)
             try await desktop.withHauld(["--notify", "--no-job-view"]) { f throws in
                 let task = try await f.download("/gen/10k?seed=53", to: "a&b<1>.bin")
-                try await f.wait(task, until: "completed")
+                try await f.wait(task, until: .completed)
                 let note = try await DesktopFixture.call("Notify", in: notifications.log)
                 #expect(note.arguments[4] == .string(body))
                 #expect(await notifications.log.calls("GetCapabilities").count == 1)
@@ -57,7 +58,7 @@ import Testing
             let kde = try await FakeJobViewServer.start(on: desktop.bus)
             try await desktop.withHauld { f throws in
                 let task = try await f.download("/gen/100k?seed=52", to: "silent.bin")
-                try await f.wait(task, until: "completed")
+                try await f.wait(task, until: .completed)
                 _ = try await DesktopFixture.call("terminate", in: kde.log)
                 #expect(await notifications.log.calls.isEmpty)
             }

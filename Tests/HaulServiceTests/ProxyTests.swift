@@ -1,12 +1,13 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
 /// Proxies from hauld's environment, through a second test server acting as the proxy (loopback only): plain http
 /// as an absolute-form request, https through a CONNECT tunnel, as curl does.
 @Suite(.timeLimit(.minutes(2))) struct ProxyTests {
-    static let once: [String: DBusValue] = ["max-retries": .uint32(0)]
+    static let once: [DownloadOption: DBusValue] = [.maxRetries: .uint32(0)]
 
     /// The proxy allows CONNECT to port 443 only, as Debian's stock squid does: plain http must not need it.
     @Test func plainHTTPGoesAsAnAbsoluteFormRequestUnlessNoProxySaysOtherwise() async throws {
@@ -16,7 +17,7 @@ import Testing
         try await TransferFixture.with(environment: environment) { f throws in
             let query = "/gen/1m?seed=41"
             let proxied = try await f.download(query, to: "proxied.bin")
-            try await f.wait(proxied, until: "completed")
+            try await f.wait(proxied, until: .completed)
             #expect(try await f.errorName(proxied) == "")
             #expect(try await f.sha256(of: "proxied.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1 << 20, seed: 41)))
             let stats = try await proxy.stats()
@@ -27,10 +28,10 @@ import Testing
 
             // localhost is in no_proxy: straight to the server.
             let reply = try await f.managerCall(
-                "Download", [.string("http://localhost:\(f.server.port)/gen/10k?seed=42"), .string(f.file("direct.bin"))]
+                .download, [.string("http://localhost:\(f.server.port)/gen/10k?seed=42"), .string(f.file("direct.bin"))]
             )
             let direct = try #require(reply.first?.objectPathValue)
-            try await f.wait(direct, until: "completed")
+            try await f.wait(direct, until: .completed)
             #expect(try await f.errorName(direct) == "")
             #expect(try await f.server.stats().requests("/gen/10k?seed=42") == 1)
             #expect(try await proxy.stats().forwarded.count == 1)
@@ -43,17 +44,19 @@ import Testing
         try await TransferFixture.with(environment: ["http_proxy": "http://\(proxy.authority)"]) { f throws in
             let query = "/gen/1m?seed=44&reset-after=300000"
             let task = try await f.download(query, to: "resumed.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.server.stats().ranges(query) == ["bytes=300000-"])
             #expect(try await f.sha256(of: "resumed.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1 << 20, seed: 44)))
 
             let source = f.folder.appendingPathComponent("resumed.bin")
-            let reply = try await f.managerCall("Upload", [.string(f.server.url("/upload/up.bin")), .string(source.path)])
+            let reply = try await f.managerCall(
+                .upload, [.string(f.server.url("/upload/up.bin")), .string(source.path)]
+            )
             let upload = try #require(reply.first?.objectPathValue)
-            try await f.wait(upload, until: "completed")
+            try await f.wait(upload, until: .completed)
             #expect(try await f.errorName(upload) == "")
-            #expect(try await f.property(upload, "BytesSent") == .uint64(1 << 20))
+            #expect(try await f.property(upload, .bytesSent) == .uint64(1 << 20))
             #expect(try await f.server.stats().uploads("/upload/up.bin").first?.sha256 == (try await f.sha256(of: "resumed.bin")))
             #expect(try await proxy.stats().forwarded.map(\.method) == ["GET", "GET", "PUT"])
         }
@@ -69,10 +72,10 @@ import Testing
         let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
         try await TransferFixture.with(environment: environment) { f throws in
             let reply = try await f.managerCall(
-                "Download", [.string(server.url("/gen/100k?seed=45")), .string(f.file("secure.bin"))]
+                .download, [.string(server.url("/gen/100k?seed=45")), .string(f.file("secure.bin"))]
             )
             let task = try #require(reply.first?.objectPathValue)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await proxy.stats().tunnels.map(\.target) == [server.authority])
         }
@@ -89,13 +92,16 @@ import Testing
         let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
         try await TransferFixture.with(environment: environment) { f throws in
             let reply = try await f.managerCall(
-                "DownloadWithOptions",
-                [.string(server.url("/gen/1k")), .string(f.file("refused.bin")), .vardict(["max-retries": .uint32(3)])]
+                .downloadWithOptions,
+                [
+                    .string(server.url("/gen/1k")), .string(f.file("refused.bin")),
+                    .vardict(DownloadOption.values([.maxRetries: .uint32(3)])),
+                ]
             )
             let task = try #require(reply.first?.objectPathValue)
-            try await f.wait(task, until: "completed", timeout: .seconds(10))
-            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Network")
-            let message = try await f.property(task, "ErrorMessage").stringValue ?? ""
+            try await f.wait(task, until: .completed, timeout: .seconds(10))
+            #expect(try await f.errorName(task) == HaulErrorName.network.fullName)
+            let message = try await f.property(task, .errorMessage).stringValue ?? ""
             #expect(message.contains("the proxy \(proxy.authority)") && message.contains("403 Forbidden"), "\(message)")
             #expect(try await proxy.stats().tunnels.filter { $0.status == 403 }.count <= 2, "no retries")
         }
@@ -105,10 +111,10 @@ import Testing
         let proxy = try TestHTTPServer(arguments: ["--proxy-auth", "bob:pw"])
         defer { proxy.stop() }
         try await TransferFixture.with(environment: ["http_proxy": "http://\(proxy.authority)"]) { f throws in
-            let task = try await f.download("/gen/1k?seed=46", to: "denied.bin", options: ["max-retries": .uint32(3)])
-            try await f.wait(task, until: "completed", timeout: .seconds(10))
-            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.HTTP")
-            #expect(try await f.property(task, "HTTPStatus") == .uint32(407))
+            let task = try await f.download("/gen/1k?seed=46", to: "denied.bin", options: [.maxRetries: .uint32(3)])
+            try await f.wait(task, until: .completed, timeout: .seconds(10))
+            #expect(try await f.errorName(task) == HaulErrorName.http.fullName)
+            #expect(try await f.property(task, .httpStatus) == .uint32(407))
             #expect(try await proxy.stats().forwarded.count == 1, "a 407 is not retried")
         }
     }
@@ -129,7 +135,7 @@ import Testing
         try await TransferFixture.with(environment: environment) { f throws in
             let query = "/gen/2m?seed=47"
             let plain = try await f.download(query, to: "squid.bin")
-            try await f.wait(plain, until: "completed")
+            try await f.wait(plain, until: .completed)
             #expect(try await f.errorName(plain) == "")
             #expect(try await f.sha256(of: "squid.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 47)))
             // squid logs the absolute-form request (without its query, as it strips them from logs).
@@ -137,13 +143,16 @@ import Testing
             #expect(squid.accessLog.contains("GET \(f.server.url("/gen/2m"))"), "\(squid.accessLog)")
 
             let reply = try await f.managerCall(
-                "DownloadWithOptions",
-                [.string(secure.url("/gen/1k")), .string(f.file("tunnel.bin")), .vardict(["max-retries": .uint32(3)])]
+                .downloadWithOptions,
+                [
+                    .string(secure.url("/gen/1k")), .string(f.file("tunnel.bin")),
+                    .vardict(DownloadOption.values([.maxRetries: .uint32(3)])),
+                ]
             )
             let tunnel = try #require(reply.first?.objectPathValue)
-            try await f.wait(tunnel, until: "completed")
-            #expect(try await f.errorName(tunnel) == "org.haul.Haul1.Error.Network")
-            let message = try await f.property(tunnel, "ErrorMessage").stringValue ?? ""
+            try await f.wait(tunnel, until: .completed)
+            #expect(try await f.errorName(tunnel) == HaulErrorName.network.fullName)
+            let message = try await f.property(tunnel, .errorMessage).stringValue ?? ""
             #expect(message.contains("the proxy \(squid.authority)") && message.contains("403"), "\(message)")
             #expect(squid.accessLog.contains("TCP_DENIED/403"))
         }
@@ -152,9 +161,9 @@ import Testing
     @Test func anUnusableProxyFailsTheTaskRatherThanGoingAroundIt() async throws {
         try await TransferFixture.with(environment: ["http_proxy": "https://127.0.0.1:1"]) { f throws in
             let task = try await f.download("/gen/1k?seed=43", to: "never.bin")
-            try await f.wait(task, until: "completed")
-            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Network")
-            #expect(try await f.property(task, "ErrorMessage").stringValue?.contains("http_proxy") == true)
+            try await f.wait(task, until: .completed)
+            #expect(try await f.errorName(task) == HaulErrorName.network.fullName)
+            #expect(try await f.property(task, .errorMessage).stringValue?.contains("http_proxy") == true)
             #expect(try await f.server.stats().requests("/gen/1k?seed=43") == 0)
         }
     }

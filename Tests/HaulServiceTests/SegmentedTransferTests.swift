@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -13,40 +14,42 @@ import Testing
         defer { try? FileManager.default.removeItem(at: state) }
         try await TransferFixture.with(stateDirectory: state) { f throws in
             let query = "/gen/8m?seed=91"
-            let task = try await f.download(query, to: "four.bin", options: ["connections": .uint32(4)])
-            try await f.wait(task, until: "completed")
+            let task = try await f.download(query, to: "four.bin", options: [.connections: .uint32(4)])
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
-            #expect(try await f.property(task, "Connections") == .uint32(4))
+            #expect(try await f.property(task, .connections) == .uint32(4))
             #expect(try await f.sha256(of: "four.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 91)))
             let log = try await f.server.stats().log(query)
             #expect(log.count >= 4 && log.first?.range == "bytes=0-1048575")
             #expect(log.dropFirst().allSatisfy { $0.ifRange == "\"gen-8388608-91\"" })
 
-            try await f.setManager("DefaultConnections", .uint32(3))
+            try await f.setManager(.defaultConnections, .uint32(3))
             let byDefault = try await f.download("/gen/1k?seed=92", to: "default.bin")
-            #expect(try await f.property(byDefault, "Connections") == .uint32(3))
+            #expect(try await f.property(byDefault, .connections) == .uint32(3))
             for bad: DBusValue in [.uint32(0), .uint32(17), .int32(2)] {
-                await #expect(throws: DBusError.self) { try await f.setManager("DefaultConnections", bad) }
+                await #expect(throws: DBusError.self) { try await f.setManager(.defaultConnections, bad) }
             }
             do {
-                _ = try await f.download("/gen/1k", to: "bad.bin", options: ["connections": .uint32(17)])
+                _ = try await f.download("/gen/1k", to: "bad.bin", options: [.connections: .uint32(17)])
                 Issue.record("17 connections were accepted")
             } catch let error as DBusError {
-                #expect(error.name == "org.haul.Haul1.Error.InvalidArgument")
+                #expect(error.name == HaulErrorName.invalidArgument.fullName)
             }
             // A suspended task takes a new value for its next start.
-            let later = try await f.download("/gen/1k?seed=93", to: "later.bin", options: ["start-suspended": .boolean(true)])
-            try await f.client.setProperty(
-                destination: DaemonFixture.name, path: later, interface: TransferFixture.task, name: "Connections",
-                value: .uint32(8)
+            let later = try await f.download(
+                "/gen/1k?seed=93", to: "later.bin", options: [.startSuspended: .boolean(true)]
             )
-            #expect(try await f.property(later, "Connections") == .uint32(8))
+            try await f.client.setProperty(
+                destination: DaemonFixture.name, path: later, interface: TransferFixture.task,
+                name: TaskProperty.connections.name, value: .uint32(8)
+            )
+            #expect(try await f.property(later, .connections) == .uint32(8))
         }
         // Kept across a restart.
         try await DaemonFixture.with(stateDirectory: state) { daemon throws in
             let value = try await daemon.client.property(
                 destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
-                name: "DefaultConnections"
+                name: ManagerProperty.defaultConnections.name
             )
             #expect(value == .uint32(3))
         }
@@ -68,13 +71,14 @@ import Testing
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
         let reply = try await client.call(
             destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
-            member: "DownloadWithOptions",
-            [.string(server.url(query)), .string(target), .vardict(["connections": .uint32(4)])]
+            member: ManagerMethod.downloadWithOptions.rawValue,
+            [.string(server.url(query)), .string(target), .vardict(DownloadOption.values([.connections: .uint32(4)]))]
         )
         let task = try #require(reply.first?.objectPathValue)
         let received = { () async -> UInt64 in
             ((try? await client.property(
-                destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "BytesReceived"
+                destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
+                name: TaskProperty.bytesReceived.name
             ))?.uint64Value) ?? 0
         }
         let deadline = ContinuousClock.now + .seconds(30)
@@ -87,8 +91,8 @@ import Testing
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
         let finished = ContinuousClock.now + .seconds(60)
         while (try? await client.property(
-            destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "State"
-        )) != .string("completed"), ContinuousClock.now < finished {
+            destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: TaskProperty.state.name
+        )) != .state(.completed), ContinuousClock.now < finished {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: size, seed: 94)))
@@ -116,12 +120,12 @@ import Testing
                 // Paced at 2 MB/s: the first MiB would take half a second, so less than that fetched means the
                 // failure came as soon as the size was known (a wall-clock bound would only measure the machine's load).
                 let query = "/gen/16m?seed=95&throttle=2000000&id=\(connections)"
-                let options: [String: DBusValue] = [
-                    "connections": .uint32(UInt32(connections)), "max-retries": .uint32(0),
+                let options: [DownloadOption: DBusValue] = [
+                    .connections: .uint32(UInt32(connections)), .maxRetries: .uint32(0),
                 ]
                 let task = try await f.download(query, to: "small/big.bin", options: options)
-                try await f.wait(task, until: "completed", timeout: .seconds(20))
-                #expect(try await f.errorName(task) == "org.haul.Haul1.Error.DiskFull")
+                try await f.wait(task, until: .completed, timeout: .seconds(20))
+                #expect(try await f.errorName(task) == HaulErrorName.diskFull.fullName)
                 #expect(try await f.server.stats().bytesSent(query) < Self.mib)
             } catch {
                 failure = error
@@ -133,10 +137,10 @@ import Testing
 }
 
 extension TransferFixture {
-    func setManager(_ name: String, _ value: DBusValue) async throws {
+    func setManager(_ property: ManagerProperty, _ value: DBusValue) async throws {
         try await client.setProperty(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, name: name,
-            value: value
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+            name: property.name, value: value
         )
     }
 }
@@ -149,19 +153,19 @@ extension SegmentedTransferTests {
             // Each of the first four answers pauses after 800 000 bytes: the Suspend finds all four connections
             // open, however loaded the machine.
             let query = "/gen/16m?seed=96&stall-after=800000&stall-seconds=30&stall-times=4"
-            let task = try await f.download(query, to: "paused.bin", options: ["connections": .uint32(4)])
+            let task = try await f.download(query, to: "paused.bin", options: [.connections: .uint32(4)])
             try await f.wait(task, received: UInt64(3 * 800_000))
-            try await f.taskCall(task, "Suspend")
+            try await f.taskCall(task, .suspend)
             let partial = f.folder.appendingPathComponent("paused.bin.haul-partial")
             let atSuspend = try Data(contentsOf: partial)
-            let bytes = try await f.property(task, "BytesReceived")
+            let bytes = try await f.property(task, .bytesReceived)
             try await Task.sleep(for: .seconds(1))
             #expect(try Data(contentsOf: partial) == atSuspend, "nothing written after Suspend returned")
-            #expect(try await f.property(task, "BytesReceived") == bytes)
+            #expect(try await f.property(task, .bytesReceived) == bytes)
             let stats = try await f.server.stats()
             #expect(stats.log(query).allSatisfy { $0.outcome != "pending" }, "every connection closed")
-            try await f.taskCall(task, "Resume")
-            try await f.wait(task, until: "completed")
+            try await f.taskCall(task, .resume)
+            try await f.wait(task, until: .completed)
             #expect(try await f.sha256(of: "paused.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 16 * Self.mib, seed: 96)))
         }
     }
@@ -175,13 +179,13 @@ extension SegmentedTransferTests {
             let query = "/gen/8m?seed=97&stall-after=2000000&stall-seconds=30"
             let task = try await f.download(query, to: "raised.bin")
             try await f.wait(task, received: 2_000_000)
-            try await f.taskCall(task, "Suspend")
+            try await f.taskCall(task, .suspend)
             try await f.client.setProperty(
-                destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "Connections",
-                value: .uint32(4)
+                destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
+                name: TaskProperty.connections.name, value: .uint32(4)
             )
-            try await f.taskCall(task, "Resume")
-            try await f.wait(task, until: "completed")
+            try await f.taskCall(task, .resume)
+            try await f.wait(task, until: .completed)
             #expect(try await f.sha256(of: "raised.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 97)))
             let stats = try await f.server.stats()
             #expect(stats.log(query).dropFirst().allSatisfy { $0.range?.hasPrefix("bytes=0-") == false }, "\(stats.ranges(query))")

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -37,9 +38,9 @@ import Testing
                 let signals = CallLog()
                 let collector = Task { for await message in statuses { await signals.record(signal: message) } }
                 defer { collector.cancel() }
-                try await f.daemon.setIndicator("ActivationDelay", .double(0.1))
+                try await f.daemon.setIndicator(.activationDelay, .double(0.1))
                 let holder = try await DBusConnection.connect(address: desktop.bus.address)
-                try await f.daemon.callIndicator("IncrementActivityCount", on: holder)
+                try await f.daemon.callIndicator(.incrementActivityCount, on: holder)
                 _ = try await DesktopFixture.call("NewStatus", in: signals) { $0.arguments == [.string("Active")] }
                 #expect(try await property("Status") == .string("Active"))
 
@@ -49,7 +50,7 @@ import Testing
                     return text.hasPrefix("1 transfer: tray.bin ") && text.hasSuffix("%")
                 })
                 await holder.close()
-                try await f.taskCall(task, "Cancel")
+                try await f.taskCall(task, .cancel)
                 _ = try await DesktopFixture.call("NewStatus", in: signals) { $0.arguments == [.string("Passive")] }
                 #expect(try await property("Status") == .string("Passive"))
             }
@@ -77,7 +78,7 @@ import Testing
             let kde = try await FakeJobViewServer.start(on: desktop.bus)
             try await desktop.withHauld(["--no-status-notifier"]) { f throws in
                 let task = try await f.download("/gen/100k?seed=42", to: "quiet.bin")
-                try await f.wait(task, until: "completed")
+                try await f.wait(task, until: .completed)
                 // The bridge exports its tray icon before it handles any task: once a view was asked for, the
                 // icon would be there.
                 _ = try await DesktopFixture.call("requestView", in: kde.log)

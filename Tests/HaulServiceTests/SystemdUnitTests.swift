@@ -1,4 +1,5 @@
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -36,7 +37,7 @@ struct SystemdUnitTests {
     @Test func unitIsADBusServiceThatKeepsTheSocketsItNeeds() throws {
         let settings = try UnitCopy.settings(of: "systemd/hauld.service")
         #expect(settings["Type"] == ["dbus"])
-        #expect(settings["BusName"] == ["org.haul.Haul1"])
+        #expect(settings["BusName"] == [HaulBus.name])
         #expect(settings["ExecStart"] == ["/usr/local/bin/hauld"])
         #expect(settings["Restart"] == ["on-failure"])
         #expect(settings["WantedBy"] == ["default.target"])
@@ -49,13 +50,15 @@ struct SystemdUnitTests {
     }
 
     @Test func activationFileStartsTheSameDaemonThroughTheUnit() throws {
-        let activation = try UnitCopy.settings(of: "dbus/org.haul.Haul1.service")
+        let activation = try UnitCopy.settings(of: "dbus/\(HaulBus.name).service")
         let unit = try UnitCopy.settings(of: "systemd/hauld.service")
-        #expect(activation["Name"] == ["org.haul.Haul1"])
+        #expect(activation["Name"] == [HaulBus.name])
         #expect(activation["SystemdService"] == ["hauld.service"])
         #expect(activation["Exec"] == unit["ExecStart"])
         #expect(activation["Name"] == unit["BusName"])
-        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("dbus/org.haul.Haul1.service"), encoding: .utf8)
+        let text = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("dbus/\(HaulBus.name).service"), encoding: .utf8
+        )
         #expect(text.split(separator: "\n").first { !$0.hasPrefix("#") } == "[D-BUS Service]")
     }
 }

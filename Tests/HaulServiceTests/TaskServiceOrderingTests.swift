@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulCore
 import HaulTestSupport
 import HaulTransfer
@@ -100,8 +101,11 @@ import Testing
                 }()
                 _ = try await (cancelled, forgotten)
                 let seen = await harness.signals(about: path, until: "InterfacesRemoved")
-                #expect(seen.contains("TaskDidComplete"), "round \(round): \(seen)")
-                #expect(seen.firstIndex(of: "TaskDidComplete") ?? .max < seen.firstIndex(of: "InterfacesRemoved") ?? 0)
+                #expect(seen.contains(ManagerSignal.taskDidComplete.rawValue), "round \(round): \(seen)")
+                #expect(
+                    seen.firstIndex(of: ManagerSignal.taskDidComplete.rawValue) ?? .max
+                        < seen.firstIndex(of: "InterfacesRemoved") ?? 0
+                )
             }
         }
     }
@@ -123,10 +127,10 @@ import Testing
                 let path = try await added
                 await suspended
                 await harness.tasks.forEachTask(.suspend)  // whatever happened, it is suspended now
-                let seen = await harness.signals(about: path, until: "TaskDidSuspend")
+                let seen = await harness.signals(about: path, until: ManagerSignal.taskDidSuspend.rawValue)
                 let id = try #require(UInt32(path.rawValue.split(separator: "/").last ?? ""))
                 #expect(await harness.tasks.tasks[id]?.machine.state == .suspended, "round \(round): \(seen)")
-                #expect(seen.filter { $0 == "TaskDidSuspend" }.count == 1)
+                #expect(seen.filter { $0 == ManagerSignal.taskDidSuspend.rawValue }.count == 1)
             }
         }
     }

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -11,9 +12,9 @@ import Testing
         try await TransferFixture.with { f throws in
             let target = "/gen/1m?seed=31&reset-after=400000"
             let task = try await f.download("/redirect/302/redirect/307" + target, to: "moved.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
-            #expect(try await f.property(task, "HTTPStatus") == .uint32(206))
+            #expect(try await f.property(task, .httpStatus) == .uint32(206))
             #expect(try await f.sha256(of: "moved.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1 << 20, seed: 31)))
             // The retry started at the task's URL again and carried its range through both hops.
             let stats = try await f.server.stats()
@@ -27,8 +28,8 @@ import Testing
         try await TransferFixture.with { f throws in
             let chain = String(repeating: "/redirect/302", count: 11) + "/gen/1k"
             let task = try await f.download(chain, to: "far.bin")
-            try await f.wait(task, until: "completed")
-            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Network")
+            try await f.wait(task, until: .completed)
+            #expect(try await f.errorName(task) == HaulErrorName.network.fullName)
             #expect(!FileManager.default.fileExists(atPath: f.file("far.bin")))
         }
     }
@@ -39,7 +40,7 @@ import Testing
         try await TransferFixture.with { f throws in
             let query = "/gen/300k?seed=32&reset-after=100000&range-cap=100000"
             let task = try await f.download(query, to: "capped.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.sha256(of: "capped.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 300 * Self.kib, seed: 32)))
             let stats = try await f.server.stats()
@@ -57,7 +58,7 @@ import Testing
                 _ = try await f.download("/gen/1k", to: "locked/x.bin")
                 Issue.record("a download into a read-only folder was accepted")
             } catch let error as DBusError {
-                #expect(error.name == "org.haul.Haul1.Error.PermissionDenied")
+                #expect(error.name == HaulErrorName.permissionDenied.fullName)
             }
 
             // The folder turns read-only while the download runs: the file cannot be put in place.
@@ -69,8 +70,8 @@ import Testing
             try await f.wait(task, received: 1)
             try Self.setMode(0o500, of: later)
             defer { try? Self.setMode(0o700, of: later) }
-            try await f.wait(task, until: "completed")
-            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.PermissionDenied")
+            try await f.wait(task, until: .completed)
+            #expect(try await f.errorName(task) == HaulErrorName.permissionDenied.fullName)
             #expect(!FileManager.default.fileExists(atPath: f.file("later/x.bin")))
         }
     }
@@ -81,9 +82,9 @@ import Testing
             try await TestHTTPServer.writeGenerated(size: 64 * Self.kib, seed: 34, to: source)
             let target = "/upload/later.bin?fail=503&retry-after=3"
             let started = ContinuousClock.now
-            let reply = try await f.managerCall("Upload", [.string(f.server.url(target)), .string(source.path)])
+            let reply = try await f.managerCall(.upload, [.string(f.server.url(target)), .string(source.path)])
             let task = try #require(reply.first?.objectPathValue)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             let elapsed = ContinuousClock.now - started
             #expect(try await f.errorName(task) == "")
             // The back-off alone would have retried after 1 s.

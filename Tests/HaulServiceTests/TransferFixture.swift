@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -10,8 +11,8 @@ struct TransferFixture {
     /// A fresh folder for downloads.
     let folder: URL
 
-    static let manager = "org.haul.Haul1.Manager"
-    static let task = "org.haul.Haul1.Task"
+    static let manager = HaulBus.managerInterface
+    static let task = HaulBus.taskInterface
 
     /// hauld gives up on a silent response after `readTimeout` seconds (short, for stall tests); `launcher` and
     /// `environment` as for ``HauldProcess``.
@@ -35,49 +36,54 @@ struct TransferFixture {
 
     func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
-    func download(_ pathAndQuery: String, to name: String, options: [String: DBusValue] = [:]) async throws
+    func download(_ pathAndQuery: String, to name: String, options: [DownloadOption: DBusValue] = [:]) async throws
         -> ObjectPath
     {
         let reply = try await managerCall(
-            "DownloadWithOptions", [.string(server.url(pathAndQuery)), .string(file(name)), .vardict(options)]
+            .downloadWithOptions, [.string(server.url(pathAndQuery)), .string(file(name)), .vardict(options.byName)]
         )
         return try #require(reply.first?.objectPathValue)
     }
 
-    func managerCall(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
+    func managerCall(_ method: ManagerMethod, _ body: [DBusValue] = []) async throws -> [DBusValue] {
         try await client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: member, body
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+            member: method.rawValue, body
         )
     }
 
-    func taskCall(_ path: ObjectPath, _ member: String) async throws {
-        _ = try await client.call(destination: DaemonFixture.name, path: path, interface: Self.task, member: member)
+    func taskCall(_ path: ObjectPath, _ method: TaskMethod) async throws {
+        _ = try await client.call(
+            destination: DaemonFixture.name, path: path, interface: Self.task, member: method.rawValue
+        )
     }
 
-    func property(_ path: ObjectPath, _ name: String) async throws -> DBusValue {
-        try await client.property(destination: DaemonFixture.name, path: path, interface: Self.task, name: name)
+    func property(_ path: ObjectPath, _ property: TaskProperty) async throws -> DBusValue {
+        try await client.property(
+            destination: DaemonFixture.name, path: path, interface: Self.task, name: property.name
+        )
     }
 
     /// Waits until the task reaches `state` (generous: retries take seconds).
-    func wait(_ path: ObjectPath, until state: String, timeout: Duration = .seconds(30)) async throws {
+    func wait(_ path: ObjectPath, until state: TaskStateName, timeout: Duration = .seconds(30)) async throws {
         // A task that does not exist yet (a CLI still creating it) is simply not there yet.
         let reached = try await daemon.eventually(timeout: timeout) {
-            (try? await property(path, "State")) == .string(state)
+            (try? await property(path, .state)) == .string(state.rawValue)
         }
-        let current = try? await property(path, "State")
+        let current = try? await property(path, .state)
         #expect(reached, "\(path) did not reach \(state); it is \(String(describing: current))")
     }
 
     /// Waits until the task has at least `bytes` on disk.
     func wait(_ path: ObjectPath, received bytes: UInt64) async throws {
         let reached = try await daemon.eventually(timeout: .seconds(30)) {
-            ((try? await property(path, "BytesReceived"))?.uint64Value ?? 0) >= bytes
+            ((try? await property(path, .bytesReceived))?.uint64Value ?? 0) >= bytes
         }
         #expect(reached, "\(path) did not receive \(bytes) bytes")
     }
 
     func errorName(_ path: ObjectPath) async throws -> String {
-        try await property(path, "ErrorName").stringValue ?? "?"
+        try await property(path, .errorName).stringValue ?? "?"
     }
 
     func sha256(of name: String) async throws -> String {

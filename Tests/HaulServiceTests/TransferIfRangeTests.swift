@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -12,9 +13,9 @@ import Testing
     func suspendAndResume(_ f: TransferFixture, _ query: String, seed: Int) async throws -> [ServerStats.Request] {
         let task = try await f.download(query, to: "file.bin")
         try await f.wait(task, received: 200_000)
-        try await f.taskCall(task, "Suspend")
-        try await f.taskCall(task, "Resume")
-        try await f.wait(task, until: "completed")
+        try await f.taskCall(task, .suspend)
+        try await f.taskCall(task, .resume)
+        try await f.wait(task, until: .completed)
         #expect(try await f.errorName(task) == "")
         let expected = try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: seed)
         #expect(try await f.sha256(of: "file.bin") == expected)
@@ -29,7 +30,7 @@ import Testing
             // No Range at all: without a usable If-Range the task starts again from zero.
             #expect(log[1].range == nil && log[1].ifRange == nil, "\(log[1])")
             #expect(log[1].status == 200)
-            #expect(try await f.property("/org/haul/Haul1/Tasks/1", "Resumable") == .boolean(false))
+            #expect(try await f.property(HaulBus.taskPath(1), .resumable) == .boolean(false))
         }
     }
 
@@ -42,7 +43,7 @@ import Testing
             #expect(log[1].ifRange == "Mon, 01 Jan 2001 00:00:42 GMT", "\(log[1])")
             #expect(log[1].range?.hasPrefix("bytes=") == true && log[1].range != "bytes=0-", "\(log[1])")
             #expect(log[1].status == 206)
-            #expect(try await f.property("/org/haul/Haul1/Tasks/1", "Resumable") == .boolean(true))
+            #expect(try await f.property(HaulBus.taskPath(1), .resumable) == .boolean(true))
         }
     }
 }

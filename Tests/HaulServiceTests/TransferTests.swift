@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -10,12 +11,12 @@ import Testing
     @Test func aPlainDownloadIsByteExact() async throws {
         try await TransferFixture.with { f throws in
             let task = try await f.download("/gen/3m?seed=11", to: "plain.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.sha256(of: "plain.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 3 * Self.mib, seed: 11)))
-            #expect(try await f.property(task, "BytesReceived") == .uint64(UInt64(3 * Self.mib)))
-            #expect(try await f.property(task, "DownloadProgress") == .double(1))
-            #expect(try await f.property(task, "HTTPStatus") == .uint32(200))
+            #expect(try await f.property(task, .bytesReceived) == .uint64(UInt64(3 * Self.mib)))
+            #expect(try await f.property(task, .downloadProgress) == .double(1))
+            #expect(try await f.property(task, .httpStatus) == .uint32(200))
             #expect(!FileManager.default.fileExists(atPath: f.file("plain.bin.haul-partial")))
         }
     }
@@ -26,15 +27,15 @@ import Testing
             let query = "/gen/4m?seed=12&throttle=500000"
             let task = try await f.download(query, to: "resume.bin")
             try await f.wait(task, received: 300_000)
-            try await f.taskCall(task, "Suspend")
-            #expect(try await f.property(task, "State") == .string("suspended"))
+            try await f.taskCall(task, .suspend)
+            #expect(try await f.property(task, .state) == .state(.suspended))
             let partial = f.file("resume.bin.haul-partial")
             let onDisk = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
             try await Task.sleep(for: .milliseconds(600))
             #expect(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int == onDisk, "written after Suspend")
-            try await f.taskCall(task, "Suspend")  // a second Suspend does nothing
-            try await f.taskCall(task, "Resume")
-            try await f.wait(task, until: "completed")
+            try await f.taskCall(task, .suspend)  // a second Suspend does nothing
+            try await f.taskCall(task, .resume)
+            try await f.wait(task, until: .completed)
             #expect(try await f.sha256(of: "resume.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 4 * Self.mib, seed: 12)))
             let stats = try await f.server.stats()
             #expect(stats.ranges(query) == ["bytes=\(onDisk)-"])
@@ -47,16 +48,16 @@ import Testing
         try await TransferFixture.with { f throws in
             let task = try await f.download("/gen/8m?seed=13&throttle=500000", to: "cancel.bin")
             try await f.wait(task, received: 100_000)
-            try await f.taskCall(task, "Cancel")
-            try await f.wait(task, until: "completed")
-            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Cancelled")
+            try await f.taskCall(task, .cancel)
+            try await f.wait(task, until: .completed)
+            #expect(try await f.errorName(task) == HaulErrorName.cancelled.fullName)
             #expect(!FileManager.default.fileExists(atPath: f.file("cancel.bin.haul-partial")))
             #expect(!FileManager.default.fileExists(atPath: f.file("cancel.bin")))
             do {
-                try await f.taskCall(task, "Resume")
+                try await f.taskCall(task, .resume)
                 Issue.record("a completed task resumed")
             } catch let error as DBusError {
-                #expect(error.name == "org.haul.Haul1.Error.TaskCompleted")
+                #expect(error.name == HaulErrorName.taskCompleted.fullName)
             }
         }
     }
@@ -65,7 +66,7 @@ import Testing
         try await TransferFixture.with { f throws in
             let query = "/gen/2m?seed=14&reset-after=700000"
             let task = try await f.download(query, to: "reset.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.sha256(of: "reset.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 * Self.mib, seed: 14)))
             let ranges = try await f.server.stats().ranges(query)
@@ -76,7 +77,7 @@ import Testing
     @Test func aServerIgnoringRangeMakesTheDownloadRestartFromZero() async throws {
         try await TransferFixture.with { f throws in
             let task = try await f.download("/gen/2m?seed=15&ignore-range=1&reset-after=500000", to: "norange.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.sha256(of: "norange.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 * Self.mib, seed: 15)))
         }
     }
@@ -85,7 +86,7 @@ import Testing
         try await TransferFixture.with { f throws in
             let query = "/gen/2m?seed=16&etag-changes=1&reset-after=500000"
             let task = try await f.download(query, to: "etag.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.sha256(of: "etag.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 * Self.mib, seed: 16)))
             #expect(try await f.server.stats().bytesSent(query) >= 2 * Self.mib + 500_000)
         }
@@ -94,7 +95,7 @@ import Testing
     @Test func serverErrorsAreRetriedThenSucceed() async throws {
         try await TransferFixture.with { f throws in
             let task = try await f.download("/gen/100k?seed=17&fail=503&fail-times=2&retry-after=0", to: "retry.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.sha256(of: "retry.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 100 * 1024, seed: 17)))
         }
@@ -103,7 +104,7 @@ import Testing
     @Test func aStalledResponseIsRetried() async throws {
         try await TransferFixture.with(readTimeout: 1) { f throws in
             let task = try await f.download("/gen/1m?seed=18&stall-after=300000&stall-seconds=5", to: "stall.bin")
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.sha256(of: "stall.bin") == (try await TestHTTPServer.sha256OfGenerated(size: Self.mib, seed: 18)))
         }
@@ -113,9 +114,9 @@ import Testing
         try await TransferFixture.with { f throws in
             let expected = try await TestHTTPServer.sha256OfGenerated(size: 3 * Self.mib, seed: 20)
             let task = try await f.download(
-                "/gen/3m?seed=20", to: "checked.bin", options: ["sha256": .string(expected.uppercased())]
+                "/gen/3m?seed=20", to: "checked.bin", options: [.sha256: .string(expected.uppercased())]
             )
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.sha256(of: "checked.bin") == expected)
         }
@@ -124,25 +125,28 @@ import Testing
     @Test func permanentFailuresCompleteWithTheirErrorNames() async throws {
         try await TransferFixture.with { f throws in
             let notFound = try await f.download("/missing?status=404", to: "404.bin")
-            try await f.wait(notFound, until: "completed")
-            #expect(try await f.errorName(notFound) == "org.haul.Haul1.Error.HTTP")
-            #expect(try await f.property(notFound, "HTTPStatus") == .uint32(404))
+            try await f.wait(notFound, until: .completed)
+            #expect(try await f.errorName(notFound) == HaulErrorName.http.fullName)
+            #expect(try await f.property(notFound, .httpStatus) == .uint32(404))
 
             let checksum = try await f.download(
-                "/gen/10k?seed=19", to: "sum.bin", options: ["sha256": .string(String(repeating: "0", count: 64))]
+                "/gen/10k?seed=19", to: "sum.bin", options: [.sha256: .string(String(repeating: "0", count: 64))]
             )
-            try await f.wait(checksum, until: "completed")
-            #expect(try await f.errorName(checksum) == "org.haul.Haul1.Error.ChecksumMismatch")
+            try await f.wait(checksum, until: .completed)
+            #expect(try await f.errorName(checksum) == HaulErrorName.checksumMismatch.fullName)
             #expect(!FileManager.default.fileExists(atPath: f.file("sum.bin")))
 
             // Nothing listens on port 1 of loopback: refused, and with no retries allowed it fails at once.
             let refused = try await f.managerCall(
-                "DownloadWithOptions",
-                [.string("http://127.0.0.1:1/x"), .string(f.file("refused.bin")), .vardict(["max-retries": .uint32(0)])]
+                .downloadWithOptions,
+                [
+                    .string("http://127.0.0.1:1/x"), .string(f.file("refused.bin")),
+                    .vardict(DownloadOption.values([.maxRetries: .uint32(0)])),
+                ]
             )
             let refusedTask = try #require(refused.first?.objectPathValue)
-            try await f.wait(refusedTask, until: "completed")
-            #expect(try await f.errorName(refusedTask) == "org.haul.Haul1.Error.Network")
+            try await f.wait(refusedTask, until: .completed)
+            #expect(try await f.errorName(refusedTask) == HaulErrorName.network.fullName)
         }
     }
 
@@ -150,8 +154,8 @@ import Testing
         try await TransferFixture.with { f throws in
             #expect(FileManager.default.createFile(atPath: f.file("exists.bin"), contents: Data("x".utf8)))
             for (name, expected) in [
-                ("exists.bin", "org.haul.Haul1.Error.FileExists"),
-                ("no/such/folder/x.bin", "org.haul.Haul1.Error.NotFound"),
+                ("exists.bin", HaulErrorName.fileExists.fullName),
+                ("no/such/folder/x.bin", HaulErrorName.notFound.fullName),
             ] {
                 do {
                     _ = try await f.download("/gen/1k", to: name)
@@ -160,28 +164,33 @@ import Testing
                     #expect(error.name == expected)
                 }
             }
-            let replaced = try await f.download("/gen/1k?seed=20", to: "exists.bin", options: ["overwrite": .boolean(true)])
-            try await f.wait(replaced, until: "completed")
+            let replaced = try await f.download(
+                "/gen/1k?seed=20", to: "exists.bin", options: [.overwrite: .boolean(true)]
+            )
+            try await f.wait(replaced, until: .completed)
             #expect(try await f.sha256(of: "exists.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1024, seed: 20)))
         }
     }
 
-    @Test(arguments: ["PUT", "POST"])
-    func uploadsSendTheFileFromDisk(_ method: String) async throws {
+    @Test(arguments: UploadMethodName.allCases)
+    func uploadsSendTheFileFromDisk(_ method: UploadMethodName) async throws {
         try await TransferFixture.with { f throws in
             let source = f.folder.appendingPathComponent("source.bin")
             try await TestHTTPServer.writeGenerated(size: 2 * Self.mib, seed: 21, to: source)
             let reply = try await f.managerCall(
-                "UploadWithOptions",
-                [.string(f.server.url("/upload/\(method).bin")), .string(source.path), .vardict(["method": .string(method)])]
+                .uploadWithOptions,
+                [
+                    .string(f.server.url("/upload/\(method.rawValue).bin")), .string(source.path),
+                    .vardict(UploadOption.values([.method: .string(method.rawValue)])),
+                ]
             )
             let task = try #require(reply.first?.objectPathValue)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
-            #expect(try await f.property(task, "BytesSent") == .uint64(UInt64(2 * Self.mib)))
-            #expect(try await f.property(task, "UploadProgress") == .double(1))
-            let received = try await f.server.stats().uploads("/upload/\(method).bin")
-            #expect(received.last?.method == method)
+            #expect(try await f.property(task, .bytesSent) == .uint64(UInt64(2 * Self.mib)))
+            #expect(try await f.property(task, .uploadProgress) == .double(1))
+            let received = try await f.server.stats().uploads("/upload/\(method.rawValue).bin")
+            #expect(received.last?.method == method.rawValue)
             #expect(received.last?.sha256 == (try await TestHTTPServer.sha256(ofFile: source)))
         }
     }
@@ -190,36 +199,44 @@ import Testing
         try await TransferFixture.with { f throws in
             let signals = try await f.client.messages(matching: [
                 MatchRule(kind: .signal, path: DaemonFixture.manager, interface: TransferFixture.manager),
-                MatchRule(kind: .signal, path: "/org/haul/Haul1", interface: "org.freedesktop.DBus.ObjectManager"),
+                MatchRule(kind: .signal, path: HaulBus.rootPath, interface: "org.freedesktop.DBus.ObjectManager"),
             ])
             var iterator = signals.makeAsyncIterator()
-            let task = try await f.download("/gen/4m?seed=22&throttle=500000", to: "signals.bin", options: ["start-suspended": .boolean(true)])
+            let task = try await f.download(
+                "/gen/4m?seed=22&throttle=500000", to: "signals.bin", options: [.startSuspended: .boolean(true)]
+            )
             let added = await iterator.next()
             #expect(added?.member == "InterfacesAdded" && added?.body.first == .objectPath(task))
-            #expect(try await f.property(task, "State") == .string("suspended"))
-            try await f.taskCall(task, "Resume")
-            #expect(await iterator.next()?.member == "TaskDidResume")
-            #expect(try await f.daemon.eventually { try await f.daemon.indicatorProperty("ActivityCount") == .uint32(1) })
-            try await f.taskCall(task, "Suspend")
-            try await f.taskCall(task, "Suspend")
-            #expect(await iterator.next()?.member == "TaskDidSuspend")
-            try await f.taskCall(task, "Cancel")
+            #expect(try await f.property(task, .state) == .state(.suspended))
+            try await f.taskCall(task, .resume)
+            #expect(await iterator.next()?.member == ManagerSignal.taskDidResume.rawValue)
+            #expect(
+                try await f.daemon.eventually { try await f.daemon.indicatorProperty(.activityCount) == .uint32(1) }
+            )
+            try await f.taskCall(task, .suspend)
+            try await f.taskCall(task, .suspend)
+            #expect(await iterator.next()?.member == ManagerSignal.taskDidSuspend.rawValue)
+            try await f.taskCall(task, .cancel)
             let completed = await iterator.next()
-            #expect(completed?.member == "TaskDidComplete")
-            #expect(completed?.body == [.objectPath(task), .string("org.haul.Haul1.Error.Cancelled"), .string("the task was cancelled")]
-                || completed?.body.dropFirst().first == .string("org.haul.Haul1.Error.Cancelled"))
-            #expect(try await f.daemon.indicatorProperty("ActivityCount") == .uint32(0))
-            try await f.taskCall(task, "Forget")
+            #expect(completed?.member == ManagerSignal.taskDidComplete.rawValue)
+            let cancelled = DBusValue.string(HaulErrorName.cancelled.fullName)
+            #expect(completed?.body == [.objectPath(task), cancelled, .string("the task was cancelled")]
+                || completed?.body.dropFirst().first == cancelled)
+            #expect(try await f.daemon.indicatorProperty(.activityCount) == .uint32(0))
+            try await f.taskCall(task, .forget)
             let removed = await iterator.next()
             #expect(removed?.member == "InterfacesRemoved" && removed?.body.first == .objectPath(task))
-            #expect(try await f.managerCall("ListTasks") == [.array(.objectPath, [])])
+            #expect(try await f.managerCall(.listTasks) == [.array(.objectPath, [])])
         }
     }
 
     @Test func progressIsCoalescedToAboutTenSignalsASecond() async throws {
         try await TransferFixture.with { f throws in
             let changes = try await f.client.messages(matching: [
-                MatchRule(kind: .signal, pathNamespace: "/org/haul/Haul1/Tasks", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+                MatchRule(
+                    kind: .signal, pathNamespace: HaulBus.tasksPath, interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"
+                )
             ])
             // Many small chunks a second: without coalescing this would be hundreds of signals. The window starts
             // with the subscription, since everything since then is counted.
@@ -230,7 +247,7 @@ import Testing
             let counter = Task {
                 var count = 0
                 for await change in changes where change.body.count == 3 {
-                    if change.body[1].stringDictionary?["State"] == nil { count += 1 }
+                    if change.body[1].stringDictionary?[TaskProperty.state.name] == nil { count += 1 }
                 }
                 return count
             }
@@ -242,18 +259,18 @@ import Testing
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             #expect(Double(count) / seconds <= 12, "\(count) progress PropertiesChanged in \(elapsed)")
             #expect(count >= 3)
-            try? await f.taskCall(task, "Cancel")
+            try? await f.taskCall(task, .cancel)
         }
     }
 
     @Test func theURLPropertyNeverShowsAPassword() async throws {
         try await TransferFixture.with { f throws in
             let url = "http://alice:secret@127.0.0.1:\(f.server.port)/gen/1k?seed=24"
-            let reply = try await f.managerCall("Download", [.string(url), .string(f.file("pw.bin"))])
+            let reply = try await f.managerCall(.download, [.string(url), .string(f.file("pw.bin"))])
             let task = try #require(reply.first?.objectPathValue)
-            let shown = try await f.property(task, "URL").stringValue ?? ""
+            let shown = try await f.property(task, .url).stringValue ?? ""
             #expect(!shown.contains("secret") && shown.contains("alice@127.0.0.1"))
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
         }
     }
 
@@ -269,7 +286,7 @@ import Testing
             environment["XDG_STATE_HOME"] = f.daemon.hauld.stateDirectory.path
             let second = try await Command.run(Command.built("hauld"), [], environment: environment)
             #expect(second.status == 3)
-            try await f.taskCall(task, "Cancel")
+            try await f.taskCall(task, .cancel)
             #expect(try await f.server.stats().requests(query) == 1)
         }
     }
@@ -289,8 +306,8 @@ import Testing
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
         let client = try await DBusConnection.connect(address: bus.address)
         let reply = try await client.call(
-            destination: "org.haul.Haul1", path: "/org/haul/Haul1/Manager", interface: "org.haul.Haul1.Manager",
-            member: "Download", [.string(server.url(query)), .string(target)]
+            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+            member: ManagerMethod.download.rawValue, [.string(server.url(query)), .string(target)]
         )
         let task = try #require(reply.first?.objectPathValue)
         // Killed mid-download, once some bytes are on disk.
@@ -309,8 +326,8 @@ import Testing
         let restored: [DBusValue]
         do {
             restored = try await client.call(
-                destination: "org.haul.Haul1", path: "/org/haul/Haul1/Manager", interface: "org.haul.Haul1.Manager",
-                member: "ListTasks"
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+                member: ManagerMethod.listTasks.rawValue
             )
         } catch {
             let output = await second.stop()
@@ -318,18 +335,20 @@ import Testing
             return
         }
         _ = try await client.call(
-            destination: "org.haul.Haul1", path: "/org/haul/Haul1/Manager", interface: "org.haul.Haul1.Manager",
-            member: "ListTasks"
+            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+            member: ManagerMethod.listTasks.rawValue
         )
         #expect(restored == [.array(.objectPath, [.objectPath(task)])])
         var state2 = DBusValue.string("")
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            state2 = try await client.property(destination: "org.haul.Haul1", path: task, interface: "org.haul.Haul1.Task", name: "State")
-            if state2 == .string("completed") { break }
+            state2 = try await client.property(
+                destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: TaskProperty.state.name
+            )
+            if state2 == .state(.completed) { break }
             try await Task.sleep(for: .milliseconds(100))
         }
-        #expect(state2 == .string("completed"))
+        #expect(state2 == .state(.completed))
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: 4 * Self.mib, seed: 25)))
         let ranges = try await server.stats().ranges(query)
         #expect(ranges.count == 1 && ranges[0] != "bytes=0-", "the restart fetched again from zero: \(ranges)")

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
         defer { server.stop() }
         try await TransferFixture.with(environment: ["SSL_CERT_FILE": certificates.authority.path]) { f throws in
             let task = try await Self.download(server.url("/gen/200k?seed=51"), to: "secure.bin", f)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.sha256(of: "secure.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 200 * 1024, seed: 51)))
         }
@@ -34,7 +35,7 @@ import Testing
         )
         try await TransferFixture.with(environment: ["SSL_CERT_DIR": directory.path]) { f throws in
             let task = try await Self.download(server.url("/gen/10k?seed=52"), to: "dir.bin", f)
-            try await f.wait(task, until: "completed")
+            try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
         }
     }
@@ -47,9 +48,9 @@ import Testing
         defer { server.stop() }
         try await TransferFixture.with { f throws in
             let task = try await Self.download(server.url("/gen/10k"), to: "untrusted.bin", f, retries: 5)
-            try await f.wait(task, until: "completed", timeout: .seconds(10))
-            #expect(try await f.errorName(task) == "org.haul.Haul1.Error.Network")
-            let message = try await f.property(task, "ErrorMessage").stringValue ?? ""
+            try await f.wait(task, until: .completed, timeout: .seconds(10))
+            #expect(try await f.errorName(task) == HaulErrorName.network.fullName)
+            let message = try await f.property(task, .errorMessage).stringValue ?? ""
             #expect(message.contains("certificate of \(server.authority) is not trusted"), "\(message)")
         }
     }
@@ -58,7 +59,11 @@ import Testing
         -> ObjectPath
     {
         let reply = try await f.managerCall(
-            "DownloadWithOptions", [.string(url), .string(f.file(name)), .vardict(["max-retries": .uint32(retries)])]
+            .downloadWithOptions,
+            [
+                .string(url), .string(f.file(name)),
+                .vardict(DownloadOption.values([.maxRetries: .uint32(retries)])),
+            ]
         )
         return try #require(reply.first?.objectPathValue)
     }

@@ -1,11 +1,11 @@
 /// Writes introspection XML in the format of the D-Bus specification.
-enum IntrospectionXML {
+package enum IntrospectionXML {
     static let doctype = """
         <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
         """
 
-    static func node(interfaces: [DBusInterfaceDescription], children: [String]) -> String {
+    package static func node(interfaces: [DBusInterfaceDescription], children: [String]) -> String {
         var lines = [doctype, "<node>"]
         for interface in interfaces { lines += self.interface(interface) }
         for child in children { lines.append("  <node name=\"\(child)\"/>") }

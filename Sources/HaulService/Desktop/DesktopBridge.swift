@@ -1,4 +1,5 @@
 package import DBusKit
+import HaulContract
 package import Logging
 
 /// Shows Haul in desktop panels: KDE job views with pause/resume/cancel buttons, a StatusNotifierItem tray icon
@@ -159,7 +160,7 @@ package actor DesktopBridge {
                 task.apply(changes)
                 await taskChanged(path, task)
             } else if body.first?.stringValue == HaulBus.indicatorInterface,
-                let visible = changes["Visible"]?.unwrapped.boolValue
+                let visible = IndicatorProperty.visible.value(in: changes)?.boolValue
             {
                 await tray?.setVisible(visible)
             }
@@ -239,7 +240,9 @@ package actor DesktopBridge {
             )
         case .control(let task, let method):
             // In order with the button presses; a refusal (the task has just completed, say) needs no answer.
-            send(.methodCall(destination: daemon, path: task, interface: HaulBus.taskInterface, member: method))
+            send(
+                .methodCall(destination: daemon, path: task, interface: HaulBus.taskInterface, member: method.rawValue)
+            )
         }
     }
 

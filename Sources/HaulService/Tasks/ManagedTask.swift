@@ -1,5 +1,6 @@
 import DBusKit
-package import HaulCore
+import HaulContract
+import HaulCore
 import HaulTransfer
 
 /// One transfer as the service holds it: its persisted record, its lifecycle machine and what runs for it.
@@ -19,7 +20,7 @@ struct ManagedTask {
     init(record: TaskRecord, machine: Machine) {
         self.record = record
         self.machine = machine
-        path = HaulBus.tasksPath.appending(String(record.id)) ?? HaulBus.tasksPath
+        path = HaulBus.taskPath(record.id)
     }
 
     var partialPath: String { DownloadCompletion.partialPath(for: record.path) }
@@ -48,54 +49,34 @@ struct ManagedTask {
         let reading = probe.reading
         let download = record.kind == .download
         let failure = machine.outcome?.failure
-        return [
-            "Id": .uint32(record.id),
-            "Kind": .string(record.kind.rawValue),
-            "URL": .string(TransferURL.redacted(record.url).busSafe),
-            "Path": .string(record.path),
-            "State": .string(machine.state.rawValue),
-            "BytesReceived": .uint64(download ? reading.bytes : 0),
-            "BytesExpectedToReceive": .int64(download ? reading.expected : -1),
-            "BytesSent": .uint64(download ? 0 : reading.bytes),
-            "BytesExpectedToSend": .int64(download ? 0 : reading.expected),
-            "DownloadProgress": .double(download ? progress(reading) : 0),
-            "UploadProgress": .double(download ? 0 : progress(reading)),
-            "Rate": .uint64(rate),
-            "Cancellable": .boolean(machine.isCancellable),
-            "Pausable": .boolean(machine.isPausable),
-            "Resumable": .boolean(download && record.resumable),
-            "ErrorName": .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
+        let properties: [TaskProperty: DBusValue] = [
+            .id: .uint32(record.id),
+            .kind: .string(TaskKindName(record.kind).rawValue),
+            .url: .string(TransferURL.redacted(record.url).busSafe),
+            .path: .string(record.path),
+            .state: .string(TaskStateName(machine.state).rawValue),
+            .bytesReceived: .uint64(download ? reading.bytes : 0),
+            .bytesExpectedToReceive: .int64(download ? reading.expected : -1),
+            .bytesSent: .uint64(download ? 0 : reading.bytes),
+            .bytesExpectedToSend: .int64(download ? 0 : reading.expected),
+            .downloadProgress: .double(download ? progress(reading) : 0),
+            .uploadProgress: .double(download ? 0 : progress(reading)),
+            .rate: .uint64(rate),
+            .cancellable: .boolean(machine.isCancellable),
+            .pausable: .boolean(machine.isPausable),
+            .resumable: .boolean(download && record.resumable),
+            .errorName: .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
             // A suspended task may say why hauld suspended it; ErrorName stays empty, as it has not failed.
-            "ErrorMessage": .string((failure?.message ?? machine.notice ?? "").busSafe),
-            "HTTPStatus": .uint32(record.httpStatus),
-            "Connections": .uint32(record.connections),
+            .errorMessage: .string((failure?.message ?? machine.notice ?? "").busSafe),
+            .httpStatus: .uint32(record.httpStatus),
+            .connections: .uint32(record.connections),
         ]
+        return properties.byName
     }
 
     private func progress(_ reading: ProgressProbe.Reading) -> Double {
         if record.state == .completed, record.outcome == .success { return 1 }
         return ProgressMeter<ContinuousClock.Instant>.fraction(done: reading.bytes, expected: reading.expected)
-    }
-}
-
-extension HaulErrorName {
-    /// The contract's error for a transfer failure. Every kind is one (a test holds them together); `Network`
-    /// stands in should a new kind ever be added to the core alone.
-    package init(_ kind: TransferErrorKind) {
-        self = HaulErrorName(rawValue: kind.rawValue) ?? .network
-    }
-
-    /// `org.haul.Haul1.Error.<Kind>` for a transfer failure.
-    static func fullName(of kind: TransferErrorKind) -> String { HaulErrorName(kind).fullName }
-
-    /// Runs `body`, answering a failure as the bus error of its kind: where the core's refusals become the
-    /// contract's errors.
-    static func mapping<T>(_ body: () throws(TransferFailure) -> T) throws(DBusError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw HaulErrorName(error.kind).error(error.message)
-        }
     }
 }
 

@@ -2,6 +2,7 @@ import CGlibcExtras
 import DBusKit
 import FoundationEssentials
 import Glibc
+import HaulContract
 import HaulCore
 import HaulTransfer
 import Logging
@@ -171,8 +172,8 @@ actor TaskService {
 
     /// The Manager's `DefaultConnections`: 1 to 16, saved at once.
     func setDefaultConnections(_ value: DBusValue) async throws(DBusError) {
-        guard case .uint32(let connections) = value, DownloadOptions.connectionRange.contains(connections) else {
-            throw .invalidArgs("DefaultConnections must be a u between 1 and 16")
+        guard case .uint32(let connections) = value, DownloadOption.connectionRange.contains(connections) else {
+            throw .invalidArgs("\(ManagerProperty.defaultConnections.name) must be a u \(Self.connectionRangeText)")
         }
         var changed = settings
         changed.defaultConnections = connections
@@ -182,15 +183,15 @@ actor TaskService {
             throw .failed("cannot save the settings in \(settingsURL.path(percentEncoded: false)): \(error)")
         }
         settings = changed
-        outboxInput.yield(.managerProperties(["DefaultConnections": .uint32(connections)]))
+        outboxInput.yield(.managerProperties(ManagerProperty.values([.defaultConnections: .uint32(connections)])))
         await published()
     }
 
     /// A task's `Connections`: 1 to 16, for its next attempt (a running transfer keeps its connections until it
     /// is suspended and resumed, or retried).
     func setConnections(_ value: DBusValue, of id: UInt32) async throws(DBusError) {
-        guard case .uint32(let connections) = value, DownloadOptions.connectionRange.contains(connections) else {
-            throw .invalidArgs("Connections must be a u between 1 and 16")
+        guard case .uint32(let connections) = value, DownloadOption.connectionRange.contains(connections) else {
+            throw .invalidArgs("\(TaskProperty.connections.name) must be a u \(Self.connectionRangeText)")
         }
         guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
         guard task.machine.state != .completed else { throw HaulErrorName.taskCompleted.error("task \(id) has completed") }
@@ -199,8 +200,13 @@ actor TaskService {
         }
         tasks[id]?.record.connections = connections
         persist(id)
-        publish(id, ["Connections": .uint32(connections)])
+        publish(id, TaskProperty.values([.connections: .uint32(connections)]))
         await published()
+    }
+
+    /// "between 1 and 16"
+    private static var connectionRangeText: String {
+        "between \(DownloadOption.connectionRange.lowerBound) and \(DownloadOption.connectionRange.upperBound)"
     }
 
     // MARK: Task commands
@@ -231,7 +237,8 @@ actor TaskService {
     func forget(_ id: UInt32) async throws(DBusError) {
         guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
         guard task.machine.state == .completed else {
-            throw HaulErrorName.taskNotCompleted.error("task \(id) is \(task.machine.state.rawValue); cancel it first")
+            let state = TaskStateName(task.machine.state).rawValue
+            throw HaulErrorName.taskNotCompleted.error("task \(id) is \(state); cancel it first")
         }
         tasks[id] = nil
         records.remove(id: id) { [logger] error in
@@ -272,11 +279,11 @@ actor TaskService {
             case .publishState:
                 publishState(id)
             case .emitDidResume:
-                emitManagerSignal("TaskDidResume", id)
+                emitManagerSignal(.taskDidResume, id)
             case .emitDidSuspend:
-                emitManagerSignal("TaskDidSuspend", id)
+                emitManagerSignal(.taskDidSuspend, id)
             case .emitDidComplete(let outcome):
-                emitManagerSignal("TaskDidComplete", id, outcome: outcome)
+                emitManagerSignal(.taskDidComplete, id, outcome: outcome)
             }
         }
     }
@@ -310,7 +317,7 @@ actor TaskService {
         if running > 0 { startTicker() }
     }
 
-    private func emitManagerSignal(_ member: String, _ id: UInt32, outcome: TransferOutcome? = nil) {
+    private func emitManagerSignal(_ signal: ManagerSignal, _ id: UInt32, outcome: TransferOutcome? = nil) {
         guard let path = tasks[id]?.path else { return }
         var body: [DBusValue] = [.objectPath(path)]
         if let outcome {
@@ -320,7 +327,7 @@ actor TaskService {
                 .string((failure?.message ?? "").busSafe),
             ]
         }
-        outboxInput.yield(.managerSignal(member: member, body: body))
+        outboxInput.yield(.managerSignal(member: signal.rawValue, body: body))
     }
 
     // MARK: Publishing
@@ -329,16 +336,16 @@ actor TaskService {
         let id = task.record.id
         let interface = DBusExportedInterface(
             HaulInterfaces.task,
-            methods: [
-                "Suspend": { [self] _ in try await self.run(.suspend, on: id); return [] },
-                "Resume": { [self] _ in try await self.run(.resume, on: id); return [] },
-                "Cancel": { [self] _ in try await self.run(.cancel, on: id); return [] },
-                "Forget": { [self] _ in try await self.forget(id); return [] },
-            ],
+            methods: TaskMethod.handlers([
+                .suspend: { [self] _ in try await self.run(.suspend, on: id); return [] },
+                .resume: { [self] _ in try await self.run(.resume, on: id); return [] },
+                .cancel: { [self] _ in try await self.run(.cancel, on: id); return [] },
+                .forget: { [self] _ in try await self.forget(id); return [] },
+            ]),
             properties: task.properties(),
             setProperty: { [self] name, value, _ in
                 // The object server lets through writes of read-write properties only.
-                if name == "Connections" { try await self.setConnections(value, of: id) }
+                if name == TaskProperty.connections.name { try await self.setConnections(value, of: id) }
             }
         )
         outboxInput.yield(.export(interface, at: task.path))

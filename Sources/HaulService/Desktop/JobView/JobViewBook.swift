@@ -1,4 +1,5 @@
 package import DBusKit
+package import HaulContract
 
 /// Which task has which KDE job view, as a pure state machine: events from the bus (a task changed or went
 /// away, the job view server got a new owner, a view answered or sent a request) return the calls to make.
@@ -21,7 +22,7 @@ package struct JobViewBook: Sendable {
         case update(view: ObjectPath, properties: [String: DBusValue])
         case terminate(view: ObjectPath, errorCode: UInt32, errorMessage: String)
         /// Call this `org.haul.Haul1.Task` method (`Suspend`, `Resume`, `Cancel`) on the task.
-        case control(task: ObjectPath, method: String)
+        case control(task: ObjectPath, method: TaskMethod)
     }
 
     private enum View: Equatable {

@@ -1,5 +1,6 @@
 package import DBusKit
 import FoundationEssentials
+package import HaulContract
 
 /// What KDE's job view shows of a task: the `update` properties and `terminate` arguments, with the keys and
 /// types `KUiServerV2JobTracker` sends and Plasma's `JobPrivate::update` reads.
@@ -58,17 +59,17 @@ package enum JobViewHints {
             return (KDEJobView.ErrorCode.aborted, "The transfer was removed before it finished.")
         }
         typealias Code = KDEJobView.ErrorCode
+        guard !task.errorName.isEmpty else { return (Code.none, "") }
         let code: UInt32
-        switch task.errorKind {
-        case "": return (Code.none, "")
-        case "Cancelled": code = Code.userCanceled
-        case "NotFound": code = Code.doesNotExist
-        case "FileExists": code = Code.fileAlreadyExists
-        case "PermissionDenied": code = task.isDownload ? Code.writeAccessDenied : Code.accessDenied
-        case "Network": code = Code.cannotConnect
-        case "Timeout": code = Code.serverTimeout
-        case "DiskFull": code = Code.diskFull
-        case "HTTP" where task.httpStatus == 404 || task.httpStatus == 410: code = Code.doesNotExist
+        switch task.failure {
+        case .cancelled?: code = Code.userCanceled
+        case .notFound?: code = Code.doesNotExist
+        case .fileExists?: code = Code.fileAlreadyExists
+        case .permissionDenied?: code = task.isDownload ? Code.writeAccessDenied : Code.accessDenied
+        case .network?: code = Code.cannotConnect
+        case .timeout?: code = Code.serverTimeout
+        case .diskFull?: code = Code.diskFull
+        case .http? where task.httpStatus == 404 || task.httpStatus == 410: code = Code.doesNotExist
         default: code = Code.workerDefined
         }
         return (code, task.errorMessage.isEmpty ? task.errorKind : task.errorMessage)

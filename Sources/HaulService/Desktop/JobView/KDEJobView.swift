@@ -1,4 +1,5 @@
 package import DBusKit
+import HaulContract
 
 /// KDE's job progress protocol, as Plasma's notification manager serves it (plasma-workspace
 /// `libnotificationmanager/dbus/org.kde.JobViewServerV2.xml` and `org.kde.JobViewV3.xml`) and as KDE's own
@@ -56,11 +57,11 @@ package enum KDEJobView {
         case update = "updateRequested"
 
         /// The `org.haul.Haul1.Task` method the request asks for; nil for `updateRequested`.
-        var taskMethod: String? {
+        var taskMethod: TaskMethod? {
             switch self {
-            case .suspend: "Suspend"
-            case .resume: "Resume"
-            case .cancel: "Cancel"
+            case .suspend: .suspend
+            case .resume: .resume
+            case .cancel: .cancel
             case .update: nil
             }
         }

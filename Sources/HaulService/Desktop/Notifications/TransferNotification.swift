@@ -1,4 +1,5 @@
 package import DBusKit
+package import HaulContract
 
 /// A desktop notification for a transfer that has just finished, through the freedesktop Notifications spec:
 /// `org.freedesktop.Notifications.Notify(s app_name, u replaces_id, s app_icon, s summary, s body, as actions,
@@ -22,7 +23,7 @@ package struct TransferNotification: Sendable, Equatable {
     package var category: String
 
     package init?(before: TaskSnapshot, after: TaskSnapshot) {
-        guard before.isUnfinished, after.isCompleted, after.errorKind != "Cancelled" else { return nil }
+        guard before.isUnfinished, after.isCompleted, after.failure != .cancelled else { return nil }
         let noun = after.isDownload ? "Download" : "Upload"
         if after.errorName.isEmpty {
             summary = "\(noun) complete"

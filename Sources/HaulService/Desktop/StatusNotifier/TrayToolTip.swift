@@ -1,4 +1,5 @@
 package import DBusKit
+package import HaulContract
 
 /// The tray icon's tooltip: a title and a line summing up the running transfers, such as
 /// "2 transfers: debian.iso 42%, photos.tar 7%".

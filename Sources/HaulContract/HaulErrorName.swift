@@ -1,7 +1,6 @@
 package import DBusKit
-import HaulCore
 
-/// `org.haul.Haul1.Error.*`
+/// The contract's errors, `org.haul.Haul1.Error.<rawValue>`.
 package enum HaulErrorName: String, Sendable, CaseIterable {
     case invalidArgument = "InvalidArgument"
     case unsupportedScheme = "UnsupportedScheme"
@@ -17,7 +16,15 @@ package enum HaulErrorName: String, Sendable, CaseIterable {
     case diskFull = "DiskFull"
     case timeout = "Timeout"
 
-    package var fullName: String { "org.haul.Haul1.Error.\(rawValue)" }
+    package static let prefix = "org.haul.Haul1.Error."
+
+    /// The error named `fullName` (`org.haul.Haul1.Error.HTTP`); nil for any other name.
+    package init?(fullName: String) {
+        guard fullName.hasPrefix(Self.prefix) else { return nil }
+        self.init(rawValue: String(fullName.dropFirst(Self.prefix.count)))
+    }
+
+    package var fullName: String { Self.prefix + rawValue }
 
     package func error(_ message: String) -> DBusError { DBusError(name: fullName, message: message) }
 }

@@ -1,0 +1,34 @@
+package import DBusKit
+
+/// A property of one of the contract's interfaces: its name (the raw value), its D-Bus type and whether clients may
+/// write it.
+package protocol ContractProperty: RawRepresentable<String>, CaseIterable, Hashable, Sendable {
+    var type: DBusType { get }
+    var isWritable: Bool { get }
+}
+
+extension ContractProperty {
+    package var name: String { rawValue }
+
+    package var declaration: DBusInterfaceDescription.Property {
+        .init(rawValue, type, access: isWritable ? .readwrite : .read)
+    }
+
+    /// Property values keyed by name, as exported interfaces and `PropertiesChanged` carry them.
+    package static func values(_ values: [Self: DBusValue]) -> [String: DBusValue] { values.byName }
+
+    /// The property's value in a `GetAll` reply or the dictionary of an `InterfacesAdded` or `PropertiesChanged`,
+    /// without its variant; nil when it is missing or not of the contract's type.
+    package func value(in properties: [String: DBusValue]) -> DBusValue? {
+        guard let value = properties[rawValue]?.unwrapped, value.type == type else { return nil }
+        return value
+    }
+}
+
+extension Dictionary where Key: RawRepresentable, Key.RawValue == String {
+    /// The dictionary keyed by the names the bus uses: the properties or method handlers of an exported interface,
+    /// the changes of a `PropertiesChanged`, the entries of an options `a{sv}`.
+    package var byName: [String: Value] {
+        Dictionary<String, Value>(uniqueKeysWithValues: map { ($0.key.rawValue, $0.value) })
+    }
+}

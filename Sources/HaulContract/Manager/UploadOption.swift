@@ -1,0 +1,22 @@
+package import DBusKit
+
+/// The keys of `UploadWithOptions`' options (`a{sv}`), in the contract's order, with the type each value must have.
+package enum UploadOption: String, ContractOption {
+    /// The HTTP method, an ``UploadMethodName``.
+    case method
+    /// Extra request headers, as for downloads.
+    case headers
+
+    package var type: DBusType {
+        switch self {
+        case .method: .string
+        case .headers: .dictionary(key: .string, value: .string)
+        }
+    }
+}
+
+/// The values of the `method` upload option.
+package enum UploadMethodName: String, Sendable, CaseIterable {
+    case put = "PUT"
+    case post = "POST"
+}

@@ -1,0 +1,44 @@
+package import DBusKit
+
+/// The properties of `org.haul.Haul1.Task`, in the contract's order.
+package enum TaskProperty: String, ContractProperty {
+    case id = "Id"
+    /// A ``TaskKindName``.
+    case kind = "Kind"
+    case url = "URL"
+    case path = "Path"
+    /// A ``TaskStateName``.
+    case state = "State"
+    case bytesReceived = "BytesReceived"
+    /// -1 while unknown.
+    case bytesExpectedToReceive = "BytesExpectedToReceive"
+    case bytesSent = "BytesSent"
+    /// -1 while unknown.
+    case bytesExpectedToSend = "BytesExpectedToSend"
+    case downloadProgress = "DownloadProgress"
+    case uploadProgress = "UploadProgress"
+    /// Bytes per second.
+    case rate = "Rate"
+    case cancellable = "Cancellable"
+    case pausable = "Pausable"
+    case resumable = "Resumable"
+    /// A ``HaulErrorName/fullName``, empty unless the task failed.
+    case errorName = "ErrorName"
+    case errorMessage = "ErrorMessage"
+    case httpStatus = "HTTPStatus"
+    /// Within ``DownloadOption/connectionRange``.
+    case connections = "Connections"
+
+    package var type: DBusType {
+        switch self {
+        case .id, .httpStatus, .connections: .uint32
+        case .kind, .url, .path, .state, .errorName, .errorMessage: .string
+        case .bytesReceived, .bytesSent, .rate: .uint64
+        case .bytesExpectedToReceive, .bytesExpectedToSend: .int64
+        case .downloadProgress, .uploadProgress: .double
+        case .cancellable, .pausable, .resumable: .boolean
+        }
+    }
+
+    package var isWritable: Bool { self == .connections }
+}
