@@ -1,6 +1,7 @@
 import DBusKit
 import HaulContract
 import HaulCore
+import HaulTransfer
 
 /// `org.haul.Haul1.Manager`: validates transfer requests and hands them to the task service.
 enum ManagerService {
@@ -25,12 +26,25 @@ enum ManagerService {
                 .resumeAll: { _ in await tasks.forEachTask(.resume); return [] },
                 .cancelAll: { _ in await tasks.forEachTask(.cancel); return [] },
             ]),
-            properties: ManagerProperty.values([.defaultConnections: .uint32(await tasks.settings.defaultConnections)]),
+            properties: ManagerProperty.values(await properties(tasks.settings)),
             setProperty: { name, value, _ in
                 // The object server lets through writes of read-write properties only.
-                if name == ManagerProperty.defaultConnections.name { try await tasks.setDefaultConnections(value) }
+                switch ManagerProperty(rawValue: name) {
+                case .defaultConnections: try await tasks.setDefaultConnections(value)
+                case .downloadRateLimit: try await tasks.setGlobalRateLimit(.download, value)
+                case .uploadRateLimit: try await tasks.setGlobalRateLimit(.upload, value)
+                case nil: break
+                }
             }
         )
+    }
+
+    private static func properties(_ settings: ManagerSettings) -> [ManagerProperty: DBusValue] {
+        [
+            .defaultConnections: .uint32(settings.defaultConnections),
+            .downloadRateLimit: .uint64(settings.downloadRateLimit),
+            .uploadRateLimit: .uint64(settings.uploadRateLimit),
+        ]
     }
 
     private static func download(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)

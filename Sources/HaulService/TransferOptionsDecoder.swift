@@ -27,6 +27,8 @@ enum TransferOptionsDecoder {
                     )
                 }
                 result.connections = connections
+            case (.rateLimit?, .uint64(let limit)):
+                result.rateLimit = try rateLimit(key, limit)
             default:
                 throw invalid(key, value, known: DownloadOption.summary)
             }
@@ -46,6 +48,8 @@ enum TransferOptionsDecoder {
                 result.method = UploadOptions.Method(parsed)
             case (.headers?, _):
                 result.headers = try headers(value)
+            case (.rateLimit?, .uint64(let limit)):
+                result.rateLimit = try rateLimit(key, limit)
             default:
                 throw invalid(key, value, known: UploadOption.summary)
             }
@@ -80,6 +84,13 @@ enum TransferOptionsDecoder {
             )
         }
         return try request { () throws(TransferRequestError) in try DownloadOptions.validatedHeaders(headers) }
+    }
+
+    private static func rateLimit(_ key: String, _ limit: UInt64) throws(DBusError) -> UInt64 {
+        guard RateLimitRule.isValid(limit) else {
+            throw HaulErrorName.invalidArgument.error("\(key) must be \(RateLimitRule.requirement), not \(limit)")
+        }
+        return limit
     }
 
     private static func invalid(_ key: String, _ value: DBusValue, known: String) -> DBusError {

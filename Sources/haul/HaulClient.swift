@@ -24,6 +24,24 @@ struct HaulClient {
         return IndicatorStatus(properties)
     }
 
+    func managerSnapshot() async throws -> ManagerSnapshot {
+        let properties = try await remote {
+            try await connection.allProperties(
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface
+            )
+        }
+        return ManagerSnapshot(properties: properties)
+    }
+
+    func setManager(_ property: ManagerProperty, _ value: DBusValue) async throws {
+        try await remote {
+            try await connection.setProperty(
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+                name: property.name, value: value
+            )
+        }
+    }
+
     func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
         try await remote {
             try await connection.setProperty(

@@ -28,14 +28,12 @@ struct RateArgument: ExpressibleByArgument, Equatable {
         let (scaled, overflow) = wholeValue.multipliedReportingOverflow(by: multiplier)
         guard !overflow else { return nil }
         // The fraction in billionths, times the multiplier: at most 1024^5 × 10^9, well within 64 bits.
-        let billionths = UInt64(fraction.padding(toLength: 9, withPad: "0", startingAt: 0)) ?? 0
+        let billionths = UInt64(fraction + String(repeating: "0", count: 9 - fraction.count)) ?? 0
         let extra = UInt64((Double(billionths) * Double(multiplier) / 1e9).rounded())
         let (total, carry) = scaled.addingReportingOverflow(extra)
         guard !carry else { return nil }
         bytesPerSecond = total
     }
-
-    static var defaultCompletionKind: CompletionKind { .none }
 }
 
 extension RateArgument: CustomStringConvertible {

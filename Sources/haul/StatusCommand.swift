@@ -2,7 +2,7 @@ import ArgumentParser
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Show the network-activity indicator: visibility, state, count, settings."
+        commandName: "status", abstract: "Show the network-activity indicator (visibility, state, count, settings) and the bandwidth limits."
     )
 
     @Flag(help: "Print one JSON object.")
@@ -12,7 +12,8 @@ struct StatusCommand: AsyncParsableCommand {
         try await reportingFailures {
             let client = try await HaulClient.connect()
             let status = try await client.indicatorStatus()
-            emit(json ? jsonLine(status.json) : status.human)
+            let limits = ManagerLimits(try await client.managerSnapshot())
+            emit(json ? jsonLine(status.json.merging(limits.json) { $1 }) : status.human + "\n" + limits.human)
         }
     }
 }

@@ -25,6 +25,19 @@ struct AttachOptions: ParsableArguments {
     }
 }
 
+/// How `get` and `put` ask hauld to pace a transfer.
+struct PacingOptions: ParsableArguments {
+    @Option(
+        name: .customLong("limit-rate"),
+        help: ArgumentHelp(
+            "The task's own limit in bytes per second, as curl's: 200K, 1.5M, 1G (1024-based), 0 or at least 4K. "
+                + "hauld's limits for all transfers (`haul limit`) still apply.",
+            valueName: "RATE"
+        )
+    )
+    var limitRate: RateArgument?
+}
+
 /// Starts a task, then either prints it (`--detach`) or follows it to the end.
 func startAndFollow(
     _ client: HaulClient, detach: Bool, kind: TaskKindName, start: () async throws -> ObjectPath
@@ -80,6 +93,7 @@ struct GetCommand: AsyncParsableCommand {
     )
     var connections: UInt32?
 
+    @OptionGroup var pacing: PacingOptions
     @OptionGroup var attach: AttachOptions
 
     func validate() throws {
@@ -97,6 +111,7 @@ struct GetCommand: AsyncParsableCommand {
             ]
             if let sha256 { options[.sha256] = .string(sha256) }
             if let connections { options[.connections] = .uint32(connections) }
+            if let rate = pacing.limitRate { options[.rateLimit] = .uint64(rate.bytesPerSecond) }
             let headers = try attach.parsedHeaders()
             if !headers.isEmpty { options[.headers] = .stringDictionary(headers) }
             let destination = absolute(output ?? Self.defaultName(for: url))
@@ -129,6 +144,7 @@ struct PutCommand: AsyncParsableCommand {
     @Flag(help: "Send with POST instead of PUT.")
     var post = false
 
+    @OptionGroup var pacing: PacingOptions
     @OptionGroup var attach: AttachOptions
 
     func run() async throws {
@@ -136,6 +152,7 @@ struct PutCommand: AsyncParsableCommand {
             let client = try await HaulClient.connect()
             let method: UploadMethodName = post ? .post : .put
             var options: [UploadOption: DBusValue] = [.method: .string(method.rawValue)]
+            if let rate = pacing.limitRate { options[.rateLimit] = .uint64(rate.bytesPerSecond) }
             let headers = try attach.parsedHeaders()
             if !headers.isEmpty { options[.headers] = .stringDictionary(headers) }
             try await startAndFollow(client, detach: attach.detach, kind: .upload) {

@@ -26,8 +26,7 @@ import Testing
     static func timed(_ body: () async throws -> Void) async rethrows -> Double {
         let start = ContinuousClock.now
         try await body()
-        let elapsed = start.duration(to: .now).components
-        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        return seconds(since: start)
     }
 
     static func download(

@@ -15,6 +15,8 @@ package enum DownloadOption: String, ContractOption {
     case maxRetries = "max-retries"
     /// Connections the download may use, in ``connectionRange``.
     case connections
+    /// The task's own rate limit in bytes per second (0: none).
+    case rateLimit = "rate-limit"
 
     /// What `connections`, a task's `Connections` and the Manager's `DefaultConnections` may be.
     package static let connectionRange: ClosedRange<UInt32> = 1...16
@@ -25,6 +27,7 @@ package enum DownloadOption: String, ContractOption {
         case .sha256: .string
         case .overwrite, .startSuspended: .boolean
         case .maxRetries, .connections: .uint32
+        case .rateLimit: .uint64
         }
     }
 }

@@ -4,10 +4,15 @@ package import DBusKit
 package enum ManagerProperty: String, ContractProperty {
     /// The connections of a download whose options do not say, in ``DownloadOption/connectionRange``.
     case defaultConnections = "DefaultConnections"
+    /// Bytes per second for all downloads together (0: none).
+    case downloadRateLimit = "DownloadRateLimit"
+    /// Bytes per second for all uploads together (0: none).
+    case uploadRateLimit = "UploadRateLimit"
 
     package var type: DBusType {
         switch self {
         case .defaultConnections: .uint32
+        case .downloadRateLimit, .uploadRateLimit: .uint64
         }
     }
 

@@ -6,11 +6,14 @@ package enum UploadOption: String, ContractOption {
     case method
     /// Extra request headers, as for downloads.
     case headers
+    /// The task's own rate limit in bytes per second (0: none).
+    case rateLimit = "rate-limit"
 
     package var type: DBusType {
         switch self {
         case .method: .string
         case .headers: .dictionary(key: .string, value: .string)
+        case .rateLimit: .uint64
         }
     }
 }

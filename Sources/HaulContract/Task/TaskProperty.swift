@@ -28,17 +28,19 @@ package enum TaskProperty: String, ContractProperty {
     case httpStatus = "HTTPStatus"
     /// Within ``DownloadOption/connectionRange``.
     case connections = "Connections"
+    /// The task's own limit in bytes per second (0: none); the Manager's limits still apply.
+    case rateLimit = "RateLimit"
 
     package var type: DBusType {
         switch self {
         case .id, .httpStatus, .connections: .uint32
         case .kind, .url, .path, .state, .errorName, .errorMessage: .string
-        case .bytesReceived, .bytesSent, .rate: .uint64
+        case .bytesReceived, .bytesSent, .rate, .rateLimit: .uint64
         case .bytesExpectedToReceive, .bytesExpectedToSend: .int64
         case .downloadProgress, .uploadProgress: .double
         case .cancellable, .pausable, .resumable: .boolean
         }
     }
 
-    package var isWritable: Bool { self == .connections }
+    package var isWritable: Bool { self == .connections || self == .rateLimit }
 }

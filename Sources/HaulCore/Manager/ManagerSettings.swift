@@ -6,6 +6,10 @@ package struct ManagerSettings: Sendable, Equatable {
     /// Connections a new download uses when its options do not say (`DefaultConnections`): one per server, the
     /// polite default.
     package var defaultConnections: UInt32 = 1
+    /// Bytes per second for all downloads together (`DownloadRateLimit`; 0: none), within ``RateLimitRule``.
+    package var downloadRateLimit: UInt64 = 0
+    /// Bytes per second for all uploads together (`UploadRateLimit`; 0: none), within ``RateLimitRule``.
+    package var uploadRateLimit: UInt64 = 0
 
     package init() {}
 

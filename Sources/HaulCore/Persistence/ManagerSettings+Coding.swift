@@ -1,7 +1,10 @@
-/// `manager.json`: `{"defaultConnections": 1}`; a missing key takes the default.
+/// `manager.json`: `{"defaultConnections": 1, "downloadRateLimit": 0, "uploadRateLimit": 0}`; a missing key takes the
+/// default, and a rate limit of 0 is not written (files stay as hauld wrote them before limits existed).
 extension ManagerSettings: Codable {
     enum CodingKeys: String, CodingKey {
         case defaultConnections = "defaultConnections"
+        case downloadRateLimit = "downloadRateLimit"
+        case uploadRateLimit = "uploadRateLimit"
     }
 
     package init(from decoder: any Decoder) throws {
@@ -13,10 +16,20 @@ extension ManagerSettings: Codable {
                 forKey: .defaultConnections, in: container, debugDescription: "must be between 1 and 16"
             )
         }
+        for (key, limit) in [(CodingKeys.downloadRateLimit, \Self.downloadRateLimit), (.uploadRateLimit, \.uploadRateLimit)] {
+            self[keyPath: limit] = try container.decodeIfPresent(UInt64.self, forKey: key) ?? 0
+            guard RateLimitRule.isValid(self[keyPath: limit]) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "must be \(RateLimitRule.requirement)"
+                )
+            }
+        }
     }
 
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(defaultConnections, forKey: .defaultConnections)
+        if downloadRateLimit != 0 { try container.encode(downloadRateLimit, forKey: .downloadRateLimit) }
+        if uploadRateLimit != 0 { try container.encode(uploadRateLimit, forKey: .uploadRateLimit) }
     }
 }

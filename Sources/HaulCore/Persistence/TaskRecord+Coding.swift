@@ -31,6 +31,7 @@ extension TaskRecord: Codable {
         case connections = "connections"
         case segments = "segments"
         case singleConnection = "singleConnection"
+        case rateLimit = "rateLimit"
     }
 
     /// Decodes and validates a record, as described on the extension.
@@ -95,6 +96,8 @@ extension TaskRecord: Codable {
         // Checked against the file's size when used (`SegmentPlan.restored`): a plan that does not fit is dropped.
         segments = try container.decodeIfPresent(SegmentPlan.self, forKey: .segments)
         singleConnection = try container.decodeIfPresent(Bool.self, forKey: .singleConnection) ?? false
+        rateLimit = try container.decodeIfPresent(UInt64.self, forKey: .rateLimit) ?? 0
+        guard RateLimitRule.isValid(rateLimit) else { throw corrupt(.rateLimit, "rateLimit must be \(RateLimitRule.requirement)") }
     }
 
     /// Encodes the record; optional fields only when set.
@@ -121,5 +124,7 @@ extension TaskRecord: Codable {
         try container.encode(connections, forKey: .connections)
         try container.encodeIfPresent(segments, forKey: .segments)
         try container.encode(singleConnection, forKey: .singleConnection)
+        // Only when set: records without a limit keep the bytes they had before limits existed.
+        if rateLimit != 0 { try container.encode(rateLimit, forKey: .rateLimit) }
     }
 }

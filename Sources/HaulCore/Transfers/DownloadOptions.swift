@@ -8,6 +8,8 @@ package struct DownloadOptions: Equatable, Sendable {
     package var maxRetries: UInt32 = 5
     /// Connections the download may use; nil takes the Manager's `DefaultConnections`.
     package var connections: UInt32?
+    /// The task's own rate limit in bytes per second (0: none), within ``RateLimitRule``.
+    package var rateLimit: UInt64 = 0
 
     /// What `connections`, the task's `Connections` and `DefaultConnections` may be.
     package static let connectionRange: ClosedRange<UInt32> = 1...16

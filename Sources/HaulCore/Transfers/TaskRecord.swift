@@ -51,6 +51,8 @@ package struct TaskRecord: Sendable, Equatable {
     /// The file changed under a segmented download, or its server gave no size with its ranges: one connection
     /// from then on, whatever ``connections`` says.
     package var singleConnection: Bool
+    /// The task's own rate limit in bytes per second (D-Bus `RateLimit`; 0: none), within ``RateLimitRule``.
+    package var rateLimit: UInt64
 
     /// Creates a record; the defaults are those of a task that has not received a response yet.
     package init(
@@ -74,7 +76,8 @@ package struct TaskRecord: Sendable, Equatable {
         notice: String? = nil,
         connections: UInt32 = 1,
         segments: SegmentPlan? = nil,
-        singleConnection: Bool = false
+        singleConnection: Bool = false,
+        rateLimit: UInt64 = 0
     ) {
         self.id = id
         self.kind = kind
@@ -97,6 +100,7 @@ package struct TaskRecord: Sendable, Equatable {
         self.connections = connections
         self.segments = segments
         self.singleConnection = singleConnection
+        self.rateLimit = rateLimit
     }
 
     /// The record of a new download of `url` to `path`.
@@ -111,7 +115,8 @@ package struct TaskRecord: Sendable, Equatable {
             sha256: options.sha256,
             overwrite: options.overwrite,
             maxRetries: options.maxRetries,
-            connections: options.connections ?? 1
+            connections: options.connections ?? 1,
+            rateLimit: options.rateLimit
         )
     }
 
@@ -124,7 +129,8 @@ package struct TaskRecord: Sendable, Equatable {
             path: path.path,
             createdAt: createdAt,
             headers: options.headers,
-            method: options.method
+            method: options.method,
+            rateLimit: options.rateLimit
         )
     }
 
@@ -136,6 +142,7 @@ package struct TaskRecord: Sendable, Equatable {
         options.overwrite = overwrite
         options.maxRetries = maxRetries
         options.connections = connections
+        options.rateLimit = rateLimit
         return options
     }
 
@@ -144,6 +151,7 @@ package struct TaskRecord: Sendable, Equatable {
         var options = UploadOptions()
         options.method = method
         options.headers = headers
+        options.rateLimit = rateLimit
         return options
     }
 }

@@ -4,6 +4,8 @@ package struct UploadOptions: Equatable, Sendable {
 
     package var method: Method = .put
     package var headers: [String: String] = [:]
+    /// The task's own rate limit in bytes per second (0: none), within ``RateLimitRule``.
+    package var rateLimit: UInt64 = 0
 
     package init() {}
 }

@@ -70,6 +70,7 @@ struct ManagedTask {
             .errorMessage: .string((failure?.message ?? machine.notice ?? "").busSafe),
             .httpStatus: .uint32(record.httpStatus),
             .connections: .uint32(record.connections),
+            .rateLimit: .uint64(record.rateLimit),
         ]
         return properties.byName
     }

@@ -17,18 +17,21 @@ extension TaskService {
         tasks[id]?.plans = plans
         tasks[id]?.meter = ProgressMeter()
         let heads = HeadDelivery()
+        let direction = record.kind.rateDirection
+        rates.setLimit(record.rateLimit, of: id, direction: direction)
+        let rate = rates.meter(for: id, direction: direction)
         // The service outlives its attempts (shutdown waits for them), so they hold it strongly.
         tasks[id]?.attempt = Task { [self] in
             let result: Result<UInt32?, TransferFailure>
             do throws(TransferFailure) {
                 switch record.kind {
                 case .download:
-                    try await Self.download(record, probe: probe, plans: plans, client: client) { head in
+                    try await Self.download(record, probe: probe, plans: plans, client: client, rate: rate) { head in
                         heads.send { await self.headReceived(id, head) }
                     }
                     result = .success(nil)
                 case .upload:
-                    result = .success(try await Self.upload(record, probe: probe, client: client))
+                    result = .success(try await Self.upload(record, probe: probe, client: client, rate: rate))
                 }
             } catch {
                 result = .failure(error)
@@ -39,7 +42,7 @@ extension TaskService {
     }
 
     private static func download(
-        _ record: TaskRecord, probe: ProgressProbe, plans: PlanBox, client: TransferClient,
+        _ record: TaskRecord, probe: ProgressProbe, plans: PlanBox, client: TransferClient, rate: RateMeter,
         onHead: @escaping @Sendable (DownloadHead) -> Void
     ) async throws(TransferFailure) {
         let url = try transferURL(record)
@@ -53,7 +56,7 @@ extension TaskService {
             probe.set(bytes: UInt64(max(plan?.bytesDone ?? 0, 0)), expected: record.expectedTotal)
             _ = try await client.download(
                 url: url, partialPath: partial, connections: Int(record.connections), plan: plan,
-                validator: plan == nil ? nil : record.validator, headers: record.headers, onHead: onHead,
+                validator: plan == nil ? nil : record.validator, headers: record.headers, rate: rate, onHead: onHead,
                 onProgress: { probe.set(bytes: $0) }, onPlan: { plans.post($0) }
             )
         } else {
@@ -62,7 +65,7 @@ extension TaskService {
             probe.set(bytes: UInt64(offset), expected: record.expectedTotal)
             _ = try await client.download(
                 url: url, partialPath: partial, offset: offset, validator: record.validator, headers: record.headers,
-                onHead: onHead, onProgress: { probe.set(bytes: $0) }
+                rate: rate, onHead: onHead, onProgress: { probe.set(bytes: $0) }
             )
         }
         if Task.isCancelled { throw .cancelled }
@@ -72,13 +75,13 @@ extension TaskService {
         try DownloadCompletion.place(destination: record.path, overwrite: record.overwrite)
     }
 
-    private static func upload(_ record: TaskRecord, probe: ProgressProbe, client: TransferClient)
+    private static func upload(_ record: TaskRecord, probe: ProgressProbe, client: TransferClient, rate: RateMeter)
         async throws(TransferFailure) -> UInt32
     {
         let url = try transferURL(record)
         probe.set(bytes: 0, expected: Int64(DownloadCompletion.size(of: record.path)))
         let status = try await client.upload(
-            url: url, path: record.path, method: record.method, headers: record.headers,
+            url: url, path: record.path, method: record.method, headers: record.headers, rate: rate,
             onProgress: { probe.set(bytes: $0, expected: $1) }
         )
         return UInt32(clamping: status)
@@ -120,6 +123,7 @@ extension TaskService {
         if isShuttingDown, case .failure = result { return }
         guard var task = tasks[id] else { return }
         task.attempt = nil
+        rates.remove(id)
         if let plan = task.plans.takeNew() { task.record.segments = plan }
         let now = clock.now
         let actions: [ManagedTask.Machine.Action]

@@ -27,9 +27,11 @@ actor TaskService {
     let clock = EventLoopClock()
     var tasks: [UInt32: ManagedTask] = [:]
     var isShuttingDown = false
-    /// The Manager's read-write settings (`DefaultConnections`), saved in `settingsURL`.
-    private(set) var settings: ManagerSettings
-    private let settingsURL: URL
+    /// The Manager's read-write settings (`DefaultConnections`, the rate limits), saved in `settingsURL`.
+    var settings: ManagerSettings
+    let settingsURL: URL
+    /// The rate limits as the connections see them: the Manager's and each running task's.
+    let rates = RateGate()
     private var nextID: UInt32 = 1
     /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
     private var restoredIDs: Set<UInt32> = []
@@ -52,6 +54,8 @@ actor TaskService {
         self.settingsURL = settingsURL
         let (settings, problem) = ManagerSettings.load(from: settingsURL)
         self.settings = settings
+        rates.setGlobalLimit(settings.downloadRateLimit, for: .download)
+        rates.setGlobalLimit(settings.uploadRateLimit, for: .upload)
         if let problem { logger.warning("\(problem)") }
         (outbox, outboxInput) = AsyncStream.makeStream(of: TaskPublication.self)
     }
@@ -170,23 +174,6 @@ actor TaskService {
 
     // MARK: Read-write properties
 
-    /// The Manager's `DefaultConnections`: 1 to 16, saved at once.
-    func setDefaultConnections(_ value: DBusValue) async throws(DBusError) {
-        guard case .uint32(let connections) = value, DownloadOption.connectionRange.contains(connections) else {
-            throw .invalidArgs("\(ManagerProperty.defaultConnections.name) must be a u \(Self.connectionRangeText)")
-        }
-        var changed = settings
-        changed.defaultConnections = connections
-        do {
-            try changed.save(to: settingsURL)
-        } catch {
-            throw .failed("cannot save the settings in \(settingsURL.path(percentEncoded: false)): \(error)")
-        }
-        settings = changed
-        outboxInput.yield(.managerProperties(ManagerProperty.values([.defaultConnections: .uint32(connections)])))
-        await published()
-    }
-
     /// A task's `Connections`: 1 to 16, for its next attempt (a running transfer keeps its connections until it
     /// is suspended and resumed, or retried).
     func setConnections(_ value: DBusValue, of id: UInt32) async throws(DBusError) {
@@ -205,7 +192,7 @@ actor TaskService {
     }
 
     /// "between 1 and 16"
-    private static var connectionRangeText: String {
+    static var connectionRangeText: String {
         "between \(DownloadOption.connectionRange.lowerBound) and \(DownloadOption.connectionRange.upperBound)"
     }
 
@@ -345,7 +332,11 @@ actor TaskService {
             properties: task.properties(),
             setProperty: { [self] name, value, _ in
                 // The object server lets through writes of read-write properties only.
-                if name == TaskProperty.connections.name { try await self.setConnections(value, of: id) }
+                switch TaskProperty(rawValue: name) {
+                case .connections: try await self.setConnections(value, of: id)
+                case .rateLimit: try await self.setRateLimit(value, of: id)
+                default: break
+                }
             }
         )
         outboxInput.yield(.export(interface, at: task.path))
@@ -357,7 +348,7 @@ actor TaskService {
     }
 
     /// Returns once everything queued so far is on the bus.
-    private func published() async {
+    func published() async {
         await withCheckedContinuation { outboxInput.yield(.barrier($0)) }
     }
 

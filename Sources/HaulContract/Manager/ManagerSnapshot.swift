@@ -1,0 +1,22 @@
+package import DBusKit
+
+/// The Manager's settings as a client of the contract sees them: the properties of `org.haul.Haul1.Manager`, kept up
+/// to date from `GetAll` and `PropertiesChanged`. Until a value arrives, each has hauld's default.
+package struct ManagerSnapshot: Sendable, Equatable {
+    package var defaultConnections: UInt32 = 1
+    /// Bytes per second, 0 for none.
+    package var downloadRateLimit: UInt64 = 0
+    /// Bytes per second, 0 for none.
+    package var uploadRateLimit: UInt64 = 0
+
+    package init(properties: [String: DBusValue] = [:]) {
+        apply(properties)
+    }
+
+    /// Merges the values of a `GetAll` reply or of a `PropertiesChanged`'s changes; a value of another type is ignored.
+    package mutating func apply(_ properties: [String: DBusValue]) {
+        if let value = ManagerProperty.defaultConnections.value(in: properties)?.uint32Value { defaultConnections = value }
+        if let value = ManagerProperty.downloadRateLimit.value(in: properties)?.uint64Value { downloadRateLimit = value }
+        if let value = ManagerProperty.uploadRateLimit.value(in: properties)?.uint64Value { uploadRateLimit = value }
+    }
+}
