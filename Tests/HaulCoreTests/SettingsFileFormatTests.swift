@@ -62,6 +62,28 @@ struct SettingsFileFormatTests {
         }
     }
 
+    /// The rate limits are written only when set (files of hauld before limits stay as they were), and read back.
+    @Test func rateLimitsAreKeptWhenSet() throws {
+        try withTemporaryDirectory { directory in
+            let url = directory.appending(path: "manager.json")
+            var settings = ManagerSettings()
+            settings.downloadRateLimit = 5 << 20
+            settings.uploadRateLimit = 4096
+            try settings.save(to: url)
+            #expect(try String(contentsOf: url, encoding: .utf8) == """
+                {
+                  "defaultConnections" : 1,
+                  "downloadRateLimit" : 5242880,
+                  "uploadRateLimit" : 4096
+                }
+                """)
+            #expect(ManagerSettings.load(from: url).settings == settings)
+            try Data(#"{"uploadRateLimit": 1}"#.utf8).write(to: url)
+            let refused = ManagerSettings.load(from: url)
+            #expect(refused.settings == ManagerSettings() && refused.problem != nil)
+        }
+    }
+
     /// Files of other versions may lack keys: each takes its default.
     @Test func missingKeysTakeTheirDefaults() throws {
         try withTemporaryDirectory { directory in

@@ -68,6 +68,22 @@ struct TaskRecordFormatTests {
         #expect(record == RecordGoldens.crashLoopNotice.record)
     }
 
+    /// A task's own rate limit is saved only when it has one, so records without one keep their bytes; a limit the
+    /// rules do not allow makes the record corrupt.
+    @Test func aRateLimitIsSavedWhenSet() throws {
+        var record = RecordGoldens.crashLoopNotice.record
+        #expect(try savedObject(record)["rateLimit"] == nil)
+        record.rateLimit = 65536
+        #expect(try savedObject(record)["rateLimit"] as? Int == 65536)
+        let saved = try JSONEncoder().encode(record)
+        #expect(try JSONDecoder().decode(TaskRecord.self, from: saved) == record)
+        let json = RecordGoldens.crashLoopNotice.json.replacingOccurrences(
+            of: "  \"connections\" : 1,\n", with: "  \"connections\" : 1,\n  \"rateLimit\" : 100,\n"
+        )
+        #expect(json.contains("rateLimit"))
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(TaskRecord.self, from: Data(json.utf8)) }
+    }
+
     /// Every state, kind, error kind and upload method has a name in the file, spelled here as files hold it.
     @Test func everyValueIsSavedUnderItsName() throws {
         let states: [TransferTaskState: String] = [
