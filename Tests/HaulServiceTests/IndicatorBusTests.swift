@@ -5,59 +5,6 @@ import Testing
 
 /// The delayed activity manager as clients see it on a real bus.
 @Suite(.timeLimit(.minutes(2))) struct IndicatorBusTests {
-    /// VisibilityChanged follows the configured delays. Lower bounds are exact (never early); upper bounds
-    /// are loose because a loaded 2-core machine can be late.
-    @Test func visibilityFollowsTheConfiguredDelays() async throws {
-        try await DaemonFixture.with { fixture throws in
-            try await fixture.setIndicator("ActivationDelay", .double(0.3))
-            try await fixture.setIndicator("CompletionDelay", .double(0.2))
-            let signals = try await fixture.client.messages(matching: [
-                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
-            ])
-            var iterator = signals.makeAsyncIterator()
-            let holder = try await DBusConnection.connect(address: fixture.bus.address)
-
-            let started = ContinuousClock.now
-            try await fixture.callIndicator("IncrementActivityCount", on: holder)
-            let shown = await iterator.next()
-            let activation = ContinuousClock.now - started
-            #expect(shown?.body == [.boolean(true)])
-            #expect(activation >= .milliseconds(290) && activation < .seconds(5), "shown after \(activation)")
-
-            let stopped = ContinuousClock.now
-            try await fixture.callIndicator("DecrementActivityCount", on: holder)
-            let hidden = await iterator.next()
-            let completion = ContinuousClock.now - stopped
-            #expect(hidden?.body == [.boolean(false)])
-            #expect(completion >= .milliseconds(190) && completion < .seconds(5), "hidden after \(completion)")
-            await holder.close()
-        }
-    }
-
-    /// A burst that ends inside the activation delay never shows, and a delay shortened while its timer
-    /// runs takes effect from when the timer started (here: at once).
-    @Test func aShortBurstNeverShows() async throws {
-        try await DaemonFixture.with { fixture throws in
-            try await fixture.setIndicator("ActivationDelay", .double(30))
-            let changes = try await fixture.client.messages(matching: [
-                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
-            ])
-            try await fixture.callIndicator("IncrementActivityCount")
-            #expect(try await fixture.indicatorProperty("State") == .string("delaying-start"))
-            try await fixture.callIndicator("DecrementActivityCount")
-            #expect(try await fixture.indicatorProperty("State") == .string("delaying-start"))
-            try await fixture.setIndicator("ActivationDelay", .double(0))
-            #expect(try await fixture.eventually {
-                try await fixture.indicatorProperty("State") == .string("not-active")
-            })
-            #expect(try await fixture.indicatorProperty("Visible") == .boolean(false))
-            // Nothing was announced: the next signal is the one this test provokes now.
-            try await fixture.callIndicator("IncrementActivityCount")
-            var iterator = changes.makeAsyncIterator()
-            #expect(await iterator.next()?.body == [.boolean(true)])
-        }
-    }
-
     @Test func holdsOfAClientThatLeavesAreReleased() async throws {
         try await DaemonFixture.with { fixture throws in
             let leaver = try await DBusConnection.connect(address: fixture.bus.address)
