@@ -82,8 +82,13 @@ package struct HaulDaemon: Service {
         clientConfiguration.trust = configuration.trust
         for line in configuration.proxies.summary { logger.info("\(line)") }
         logger.info("https trusts \(configuration.trust)")
+        // What async-http-client frees a minute after the load, when it closes its pooled connections.
+        let trim = PooledConnectionTrim()
+        let attempts = TransferAttempts(client: TransferClient(configuration: clientConfiguration)) {
+            await trim.connectionReleased()
+        }
         let tasks = TaskService(
-            objects: objects, indicator: indicator, client: TransferClient(configuration: clientConfiguration),
+            objects: objects, indicator: indicator, attempts: attempts,
             store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")),
             settingsURL: configuration.stateDirectory.appendingPathComponent("manager.json"), logger: logger
         )
@@ -121,6 +126,7 @@ package struct HaulDaemon: Service {
             // Attempts stop without touching the saved states: the next start continues every task. This also
             // ends the tasks' outbox, once sent.
             await tasks.shutdown()
+            await trim.cancel()
             group.cancelAll()
         }
         let connected = await connection.isConnected

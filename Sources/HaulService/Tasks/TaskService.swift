@@ -19,34 +19,36 @@ import Logging
 actor TaskService {
     let objects: DBusObjectServer
     private let indicator: ActivityIndicatorService
-    let client: TransferClient
+    let attempts: any AttemptRunner
     private let store: TaskStore
     /// Saves records off the actor: replies do not wait for the disk.
-    private let records: TaskRecordWriter
+    let records: TaskRecordWriter
     let logger: Logger
-    let clock = EventLoopClock()
+    /// Retry timers, the progress ticker and the machines' `now`.
+    let clock: any ServiceClock
     var tasks: [UInt32: ManagedTask] = [:]
     var isShuttingDown = false
     /// The Manager's read-write settings (`DefaultConnections`), saved in `settingsURL`.
     private(set) var settings: ManagerSettings
     private let settingsURL: URL
-    private var nextID: UInt32 = 1
+    private(set) var nextID: UInt32 = 1
     /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
     private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
     private let outbox: AsyncStream<TaskPublication>
     let outboxInput: AsyncStream<TaskPublication>.Continuation
-    /// What async-http-client frees a minute after the load, when it closes its pooled connections.
-    let pooledConnectionTrim = PooledConnectionTrim()
 
+    /// `attempts` runs the transfers (`TransferAttempts` in hauld); `clock` is hauld's `EventLoopClock` unless a test
+    /// moves time by hand.
     init(
-        objects: DBusObjectServer, indicator: ActivityIndicatorService, client: TransferClient, store: TaskStore,
-        settingsURL: URL, logger: Logger
+        objects: DBusObjectServer, indicator: ActivityIndicatorService, attempts: any AttemptRunner, store: TaskStore,
+        settingsURL: URL, clock: any ServiceClock = EventLoopClock(), logger: Logger
     ) {
         self.objects = objects
         self.indicator = indicator
-        self.client = client
+        self.attempts = attempts
         self.store = store
+        self.clock = clock
         records = TaskRecordWriter(store: store)
         self.logger = logger
         self.settingsURL = settingsURL
@@ -104,7 +106,6 @@ actor TaskService {
     func shutdown() async {
         isShuttingDown = true
         ticker?.cancel()
-        await pooledConnectionTrim.cancel()
         for task in tasks.values {
             task.retryTimer?.cancel()
             task.attempt?.cancel()
@@ -118,7 +119,7 @@ actor TaskService {
         await published()
         outboxInput.finish()
         await records.flush()
-        await client.shutdown()
+        await attempts.shutdown()
     }
 
     // MARK: Manager requests
@@ -260,9 +261,7 @@ actor TaskService {
                 tasks[id]?.attempt?.cancel()
             case .armRetryTimer(let deadline, let generation):
                 tasks[id]?.retryTimer?.cancel()
-                tasks[id]?.retryTimer = Task { [weak self, clock] in
-                    try? await Task.sleep(until: deadline, clock: clock)
-                    guard !Task.isCancelled else { return }
+                tasks[id]?.retryTimer = clock.timer(at: deadline) { [weak self] in
                     await self?.retryTimerFired(id, generation: generation)
                 }
             case .cancelRetryTimer:
@@ -387,8 +386,6 @@ actor TaskService {
                 )
             case .runningTasks(let count):
                 await indicator.setRunningTaskCount(count)
-            case .connectionReleased:
-                await pooledConnectionTrim.connectionReleased()
             case .barrier(let continuation):
                 continuation.resume()
             }
