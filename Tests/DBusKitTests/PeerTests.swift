@@ -2,7 +2,7 @@ import DBusKit
 import HaulTestSupport
 import Testing
 
-@Suite("Peers: departures, names, timeouts and cancellation")
+@Suite("Peers: departures, names, timeouts and cancellation", .timeLimit(.minutes(3)))
 struct PeerTests {
     static let service = InteropTests.service
 

@@ -3,7 +3,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-@Suite("Signals: PropertiesChanged, ObjectManager and custom signals")
+@Suite("Signals: PropertiesChanged, ObjectManager and custom signals", .timeLimit(.minutes(3)))
 struct SignalTests {
     static let propertiesChanged = MatchRule(
         kind: .signal, path: BusFixture.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"

@@ -7,7 +7,7 @@ import Testing
 /// dbus/org.haul.Haul1.service, pointed at the built hauld. The first call to org.haul.Haul1 must start the
 /// daemon and get its answer. Nothing here touches the user's session bus, and every hauld the bus starts is
 /// stopped before the test ends.
-@Suite("D-Bus activation of hauld")
+@Suite("D-Bus activation of hauld", .timeLimit(.minutes(3)))
 struct ActivationTests {
     @Test func firstDBusSendCallStartsHauldAndIsAnswered() async throws {
         try await ActivationFixture.with { fixture in

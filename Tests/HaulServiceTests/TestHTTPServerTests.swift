@@ -3,7 +3,7 @@ import HaulTestSupport
 import Testing
 
 /// The HTTP test server itself (`scripts/test-http-server.py` through `TestHTTPServer`), checked with curl.
-@Suite struct TestHTTPServerTests {
+@Suite(.timeLimit(.minutes(3))) struct TestHTTPServerTests {
     /// What one curl run got.
     struct Fetched {
         /// curl's exit status (0, or 18 partial file, 28 timeout, 56 receive error, …).
