@@ -226,8 +226,9 @@ struct SignalTests {
 
             // The name changes hands: its owner leaves and the impostor takes it.
             await fixture.server.close()
-            let released = try await waitUntil(within: 5) { try await !fixture.client.nameHasOwner(service) }
-            #expect(released)
+            try await waitUntil("\(service) to be released", timeout: .seconds(5)) {
+                try await !fixture.client.nameHasOwner(service)
+            }
             #expect(try await impostor.requestName(service) == .primaryOwner)
             try await tick(2, from: impostor)
             // A name that had no owner when the subscription began.

@@ -145,9 +145,8 @@ private struct ActivationFixture {
     func stopActivatedDaemons() async -> [pid_t] {
         let pids = activatedPIDs()
         for pid in pids { kill(pid, SIGTERM) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline, pids.contains(where: Self.isRunning) {
-            try? await Task.sleep(for: .milliseconds(20))
+        try? await waitUntil("the activated daemons to exit", timeout: .seconds(10)) {
+            !pids.contains(where: Self.isRunning)
         }
         for pid in pids where Self.isRunning(pid) { kill(pid, SIGKILL) }
         try? await Task.sleep(for: .milliseconds(100))

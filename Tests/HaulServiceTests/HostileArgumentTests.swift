@@ -280,12 +280,11 @@ import Testing
                 ).first?.arrayValue?.compactMap(\.objectPathValue) ?? []
             #expect(tasks.count == calls.count)
             for task in tasks {
-                let ended = try await caller.daemon.eventually(timeout: .seconds(30)) {
+                try await waitUntil("\(task) to end", timeout: .seconds(30)) {
                     try await caller.daemon.client.property(
                         destination: DaemonFixture.name, path: task, interface: Self.task, name: "State"
                     ) == .string("completed")
                 }
-                #expect(ended, "\(task) did not end")
             }
             try await caller.expectAlive()
         }
@@ -410,13 +409,12 @@ import Testing
                 // Whatever the order, every task ends cancelled (once its attempt has stopped) and forgettable.
                 _ = try await caller.send([Self.manager("CancelAll", [])])
                 for task in tasks {
-                    let settled = try await caller.daemon.eventually(timeout: .seconds(20)) {
+                    try await waitUntil("\(task) to complete after CancelAll", timeout: .seconds(20)) {
                         let state = try? await caller.daemon.client.property(
                             destination: DaemonFixture.name, path: task, interface: Self.task, name: "State"
                         )
                         return state == nil || state == .string("completed")
                     }
-                    #expect(settled, "\(task) did not complete after CancelAll")
                 }
                 let forgets = try await caller.send(tasks.map { HostileCaller.call($0, Self.task, "Forget") })
                 #expect(

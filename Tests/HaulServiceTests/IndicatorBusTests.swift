@@ -47,9 +47,9 @@ import Testing
             try await fixture.callIndicator("DecrementActivityCount")
             #expect(try await fixture.indicatorProperty("State") == .string("delaying-start"))
             try await fixture.setIndicator("ActivationDelay", .double(0))
-            #expect(try await fixture.eventually {
+            try await waitUntil("the indicator to go idle") {
                 try await fixture.indicatorProperty("State") == .string("not-active")
-            })
+            }
             #expect(try await fixture.indicatorProperty("Visible") == .boolean(false))
             // Nothing was announced: the next signal is the one this test provokes now.
             try await fixture.callIndicator("IncrementActivityCount")
@@ -66,9 +66,9 @@ import Testing
             try await fixture.callIndicator("IncrementActivityCount", on: stayer)
             #expect(try await fixture.indicatorProperty("ActivityCount") == .uint32(4))
             await leaver.close()
-            #expect(try await fixture.eventually(timeout: .seconds(5)) {
+            try await waitUntil("the leaver's holds to go", timeout: .seconds(5)) {
                 try await fixture.indicatorProperty("ActivityCount") == .uint32(1)
-            })
+            }
             await stayer.close()
         }
     }
@@ -101,9 +101,9 @@ import Testing
             await withTaskGroup(of: Void.self) { group in
                 for client in clients { group.addTask { await client.close() } }
             }
-            #expect(try await fixture.eventually {
+            try await waitUntil("the fifty clients' holds to go") {
                 try await fixture.indicatorProperty("ActivityCount") == .uint32(0)
-            })
+            }
         }
     }
 
@@ -111,12 +111,16 @@ import Testing
         try await DaemonFixture.with { fixture throws in
             try await fixture.setIndicator("ActivationDelay", .double(0))
             try await fixture.callIndicator("IncrementActivityCount")
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty("Visible") == .boolean(true) })
+            try await waitUntil("the indicator to show") {
+                try await fixture.indicatorProperty("Visible") == .boolean(true)
+            }
             try await fixture.setIndicator("Enabled", .boolean(false))
             #expect(try await fixture.indicatorProperty("Visible") == .boolean(false))
             #expect(try await fixture.indicatorProperty("State") == .string("not-active"))
             try await fixture.setIndicator("Enabled", .boolean(true))
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty("Visible") == .boolean(true) })
+            try await waitUntil("the indicator to show") {
+                try await fixture.indicatorProperty("Visible") == .boolean(true)
+            }
         }
     }
 

@@ -86,11 +86,11 @@ import Testing
                 #expect(await call(fixture, member, []) == nil)
             }
             #expect(await call(fixture, "CancelAll", []) == nil)
-            #expect(try await fixture.eventually {
+            try await waitUntil("the cancelled task to complete") {
                 try await fixture.client.property(
                     destination: DaemonFixture.name, path: task, interface: "org.haul.Haul1.Task", name: "State"
                 ) == .string("completed")
-            })
+            }
         }
     }
 }

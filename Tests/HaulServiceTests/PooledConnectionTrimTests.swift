@@ -1,4 +1,5 @@
 import HaulService
+import HaulTestSupport
 import Synchronization
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
         let lastRelease = clock.now
         await trim.connectionReleased()
         let released = clock.now
-        try await waitUntil { trims.withLock { !$0.isEmpty } }
+        try await waitUntil("the trim") { trims.withLock { !$0.isEmpty } }
         try await clock.sleep(for: delay)
         let times = trims.withLock { $0 }
         #expect(try #require(times.last) >= lastRelease.advanced(by: delay))
@@ -31,9 +32,9 @@ import Testing
         let count = Mutex(0)
         let trim = PooledConnectionTrim(after: .milliseconds(50)) { count.withLock { $0 += 1 } }
         await trim.connectionReleased()
-        try await waitUntil { count.withLock { $0 == 1 } }
+        try await waitUntil("the first trim") { count.withLock { $0 == 1 } }
         await trim.connectionReleased()
-        try await waitUntil { count.withLock { $0 == 2 } }
+        try await waitUntil("the second trim") { count.withLock { $0 == 2 } }
     }
 
     @Test func cancelledBeforeItsDeadlineItNeverTrims() async throws {
@@ -47,9 +48,5 @@ import Testing
         if cancelled < start.advanced(by: delay) {
             #expect(count.withLock { $0 } == 0)
         }
-    }
-
-    private func waitUntil(_ condition: () -> Bool) async throws {
-        while !condition() { try await clock.sleep(for: .milliseconds(10)) }
     }
 }

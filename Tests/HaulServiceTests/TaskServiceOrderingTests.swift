@@ -93,11 +93,9 @@ import Testing
                 let id = try #require(UInt32(path.rawValue.split(separator: "/").last ?? ""))
                 async let cancelled: Void = harness.tasks.run(.cancel, on: id)
                 // As soon as the task is completed, as a quick client would.
-                async let forgotten: Void = {
-                    while true {
-                        do { return try await harness.tasks.forget(id) } catch { await Task.yield() }
-                    }
-                }()
+                async let forgotten: Void = waitUntil("task \(id) to be forgotten", every: .zero) {
+                    (try? await harness.tasks.forget(id)) != nil
+                }
                 _ = try await (cancelled, forgotten)
                 let seen = await harness.signals(about: path, until: "InterfacesRemoved")
                 #expect(seen.contains("TaskDidComplete"), "round \(round): \(seen)")
