@@ -134,12 +134,15 @@ package final class TestHTTPServer: Sendable {
     package func stats(
         timeout: Duration = .seconds(5), until condition: (ServerStats) -> Bool
     ) async throws -> ServerStats {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let stats = try await stats()
-            if condition(stats) || ContinuousClock.now >= deadline { return stats }
-            try await Task.sleep(for: .milliseconds(25))
-        }
+        var stats = try await stats()
+        do {
+            try await waitUntil("the server's statistics", timeout: timeout, every: .milliseconds(25)) {
+                if condition(stats) { return true }
+                stats = try await self.stats()
+                return condition(stats)
+            }
+        } catch is WaitTimeout {}
+        return stats
     }
 
     /// Clears the statistics and the fault counters (`fail-times`, `reset-times`, … start over).

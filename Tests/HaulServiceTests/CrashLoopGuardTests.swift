@@ -34,15 +34,14 @@ import Testing
 
         /// Waits until the attempt in flight has stalled with at least `bytes` in the partial file.
         func waitForStall(at bytes: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while partialSize < bytes, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-            #expect(partialSize >= bytes, "the attempt did not get to \(bytes) bytes")
+            try await waitUntil("the attempt to get to \(bytes) bytes", timeout: .seconds(30)) {
+                partialSize >= bytes
+            }
         }
 
         func waitUntilCompleted(_ task: ObjectPath) async throws {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try await property(task, .state) != .state(.completed), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("\(task) to complete", timeout: .seconds(60), every: .milliseconds(100)) {
+                try await property(task, .state) == .state(.completed)
             }
             #expect(try await property(task, .errorName) == .string(""))
             let expected = try await TestHTTPServer.sha256OfGenerated(

@@ -1,7 +1,7 @@
 import HaulService
 import Testing
 
-@Suite struct DesktopFeaturesTests {
+@Suite(.timeLimit(.minutes(2))) struct DesktopFeaturesTests {
     typealias Features = DesktopBridge.Features
 
     @Test func defaultsAreJobViewsAndTrayIconWithoutNotifications() {

@@ -26,7 +26,7 @@ enum Tasks {
     }
 }
 
-@Suite struct JobViewHintsTests {
+@Suite(.timeLimit(.minutes(2))) struct JobViewHintsTests {
     @Test func aRunningDownloadShowsItsProgress() {
         let hints = JobViewHints.update(for: Tasks.download(bytes: 250, expected: 1000, rate: 42))
         #expect(hints["title"] == .string("Downloading debian.iso"))
@@ -90,7 +90,7 @@ enum Tasks {
     }
 }
 
-@Suite struct JobViewBookTests {
+@Suite(.timeLimit(.minutes(2))) struct JobViewBookTests {
     static let task = HaulBus.taskPath(1)
     static let view: ObjectPath = "/org/kde/notificationmanager/jobs/JobView_7"
     static let plasma = ":1.7"
@@ -259,7 +259,7 @@ enum Tasks {
     }
 }
 
-@Suite struct TrayToolTipTests {
+@Suite(.timeLimit(.minutes(2))) struct TrayToolTipTests {
     @Test func idle() {
         #expect(TrayToolTip(tasks: []).subTitle == "No transfers running")
         #expect(TrayToolTip(tasks: [Tasks.download(.completed)]).subTitle == "No transfers running")
@@ -286,7 +286,7 @@ enum Tasks {
     }
 }
 
-@Suite struct TransferNotificationTests {
+@Suite(.timeLimit(.minutes(2))) struct TransferNotificationTests {
     @Test func aCompletedDownloadIsAnnounced() throws {
         let note = try #require(TransferNotification(before: Tasks.download(), after: Tasks.download(.completed)))
         #expect(note.summary == "Download complete")

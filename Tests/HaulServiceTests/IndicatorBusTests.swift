@@ -6,6 +6,59 @@ import Testing
 
 /// The delayed activity manager as clients see it on a real bus.
 @Suite(.timeLimit(.minutes(2))) struct IndicatorBusTests {
+    /// VisibilityChanged follows the configured delays. Lower bounds are exact (never early); upper bounds
+    /// are loose because a loaded 2-core machine can be late.
+    @Test func visibilityFollowsTheConfiguredDelays() async throws {
+        try await DaemonFixture.with { fixture throws in
+            try await fixture.setIndicator(.activationDelay, .double(0.3))
+            try await fixture.setIndicator(.completionDelay, .double(0.2))
+            let signals = try await fixture.client.messages(matching: [
+                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
+            ])
+            var iterator = signals.makeAsyncIterator()
+            let holder = try await DBusConnection.connect(address: fixture.bus.address)
+
+            let started = ContinuousClock.now
+            try await fixture.callIndicator(.incrementActivityCount, on: holder)
+            let shown = await iterator.next()
+            let activation = ContinuousClock.now - started
+            #expect(shown?.body == [.boolean(true)])
+            #expect(activation >= .milliseconds(290) && activation < .seconds(5), "shown after \(activation)")
+
+            let stopped = ContinuousClock.now
+            try await fixture.callIndicator(.decrementActivityCount, on: holder)
+            let hidden = await iterator.next()
+            let completion = ContinuousClock.now - stopped
+            #expect(hidden?.body == [.boolean(false)])
+            #expect(completion >= .milliseconds(190) && completion < .seconds(5), "hidden after \(completion)")
+            await holder.close()
+        }
+    }
+
+    /// A burst that ends inside the activation delay never shows, and a delay shortened while its timer
+    /// runs takes effect from when the timer started (here: at once).
+    @Test func aShortBurstNeverShows() async throws {
+        try await DaemonFixture.with { fixture throws in
+            try await fixture.setIndicator(.activationDelay, .double(30))
+            let changes = try await fixture.client.messages(matching: [
+                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
+            ])
+            try await fixture.callIndicator(.incrementActivityCount)
+            #expect(try await fixture.indicatorProperty(.state) == .state(.delayingStart))
+            try await fixture.callIndicator(.decrementActivityCount)
+            #expect(try await fixture.indicatorProperty(.state) == .state(.delayingStart))
+            try await fixture.setIndicator(.activationDelay, .double(0))
+            try await waitUntil("the indicator to go idle") {
+                try await fixture.indicatorProperty(.state) == .state(.notActive)
+            }
+            #expect(try await fixture.indicatorProperty(.visible) == .boolean(false))
+            // Nothing was announced: the next signal is the one this test provokes now.
+            try await fixture.callIndicator(.incrementActivityCount)
+            var iterator = changes.makeAsyncIterator()
+            #expect(await iterator.next()?.body == [.boolean(true)])
+        }
+    }
+
     @Test func holdsOfAClientThatLeavesAreReleased() async throws {
         try await DaemonFixture.with { fixture throws in
             let leaver = try await DBusConnection.connect(address: fixture.bus.address)
@@ -14,9 +67,9 @@ import Testing
             try await fixture.callIndicator(.incrementActivityCount, on: stayer)
             #expect(try await fixture.indicatorProperty(.activityCount) == .uint32(4))
             await leaver.close()
-            #expect(try await fixture.eventually(timeout: .seconds(5)) {
+            try await waitUntil("the leaver's holds to go", timeout: .seconds(5)) {
                 try await fixture.indicatorProperty(.activityCount) == .uint32(1)
-            })
+            }
             await stayer.close()
         }
     }
@@ -49,9 +102,9 @@ import Testing
             await withTaskGroup(of: Void.self) { group in
                 for client in clients { group.addTask { await client.close() } }
             }
-            #expect(try await fixture.eventually {
+            try await waitUntil("the fifty clients' holds to go") {
                 try await fixture.indicatorProperty(.activityCount) == .uint32(0)
-            })
+            }
         }
     }
 
@@ -59,12 +112,16 @@ import Testing
         try await DaemonFixture.with { fixture throws in
             try await fixture.setIndicator(.activationDelay, .double(0))
             try await fixture.callIndicator(.incrementActivityCount)
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.visible) == .boolean(true) })
+            try await waitUntil("the indicator to show") {
+                try await fixture.indicatorProperty(.visible) == .boolean(true)
+            }
             try await fixture.setIndicator(.enabled, .boolean(false))
             #expect(try await fixture.indicatorProperty(.visible) == .boolean(false))
             #expect(try await fixture.indicatorProperty(.state) == .state(.notActive))
             try await fixture.setIndicator(.enabled, .boolean(true))
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.visible) == .boolean(true) })
+            try await waitUntil("the indicator to show") {
+                try await fixture.indicatorProperty(.visible) == .boolean(true)
+            }
         }
     }
 

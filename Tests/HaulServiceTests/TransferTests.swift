@@ -201,9 +201,9 @@ import Testing
             #expect(try await f.property(task, .state) == .state(.suspended))
             try await f.taskCall(task, .resume)
             #expect(await iterator.next()?.member == ManagerSignal.taskDidResume.rawValue)
-            #expect(
-                try await f.daemon.eventually { try await f.daemon.indicatorProperty(.activityCount) == .uint32(1) }
-            )
+            try await waitUntil("the resumed task's hold") {
+                try await f.daemon.indicatorProperty(.activityCount) == .uint32(1)
+            }
             try await f.taskCall(task, .suspend)
             try await f.taskCall(task, .suspend)
             #expect(await iterator.next()?.member == ManagerSignal.taskDidSuspend.rawValue)
@@ -270,11 +270,8 @@ import Testing
         let task = try #require(reply.first?.objectPathValue)
         // Killed mid-download, once some bytes are on disk.
         let partialPath = target + ".haul-partial"
-        let deadline0 = ContinuousClock.now + .seconds(30)
-        while ((try? FileManager.default.attributesOfItem(atPath: partialPath)[.size] as? Int) ?? 0) < 300_000,
-            ContinuousClock.now < deadline0
-        {
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("300 000 bytes on disk", timeout: .seconds(30), every: .milliseconds(50)) {
+            ((try? FileManager.default.attributesOfItem(atPath: partialPath)[.size] as? Int) ?? 0) >= 300_000
         }
         _ = await first.stop(signal: SIGKILL)
         let onDisk = (try? FileManager.default.attributesOfItem(atPath: partialPath)[.size] as? Int) ?? 0
@@ -297,16 +294,12 @@ import Testing
             member: ManagerMethod.listTasks.rawValue
         )
         #expect(restored == [.array(.objectPath, [.objectPath(task)])])
-        var state2 = DBusValue.string("")
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            state2 = try await client.property(
+        try await waitUntil("the restored download to complete", timeout: .seconds(60), every: .milliseconds(100)) {
+            try await client.property(
                 destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: TaskProperty.state.name
             )
-            if state2 == .state(.completed) { break }
-            try await Task.sleep(for: .milliseconds(100))
+                == .state(.completed)
         }
-        #expect(state2 == .state(.completed))
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: 4 * Self.mib, seed: 25)))
         let ranges = try await server.stats().ranges(query)
         #expect(ranges.count == 1 && ranges[0] != "bytes=0-", "the restart fetched again from zero: \(ranges)")
