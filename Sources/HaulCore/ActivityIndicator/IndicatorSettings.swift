@@ -3,7 +3,8 @@
 ///
 /// Fields are plain so they can be set one at a time; ``validate()`` (or ``validatedDelay(_:name:)`` for a single
 /// value from the bus) decides whether a value may be used. ``IndicatorSettingsStore`` never returns invalid settings.
-package struct IndicatorSettings: Codable, Sendable, Equatable {
+/// The file's format: `IndicatorSettings+Coding.swift`.
+package struct IndicatorSettings: Sendable, Equatable {
     /// The daemon's default for `Enabled`: on (AF defaults to off because an app opts in).
     package static let defaultEnabled = true
     /// The default activation delay, as AF's.
@@ -29,21 +30,6 @@ package struct IndicatorSettings: Codable, Sendable, Equatable {
         self.enabled = enabled
         self.activationDelay = activationDelay
         self.completionDelay = completionDelay
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case enabled, activationDelay, completionDelay
-    }
-
-    /// Decodes settings, taking the default for any missing field so that files written by other versions still load.
-    /// Values are not validated here: see ``validate()``.
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? Self.defaultEnabled
-        activationDelay =
-            try container.decodeIfPresent(Double.self, forKey: .activationDelay) ?? Self.defaultActivationDelay
-        completionDelay =
-            try container.decodeIfPresent(Double.self, forKey: .completionDelay) ?? Self.defaultCompletionDelay
     }
 
     // MARK: - Validation
@@ -96,7 +82,7 @@ package struct IndicatorSettings: Codable, Sendable, Equatable {
         return duration(seconds: seconds)
     }
 
-    /// Throws for the first invalid delay, named as its field.
+    /// Throws for the first invalid delay, named as its key in the file.
     package func validate() throws(InvalidDelay) {
         _ = try Self.validatedDelay(activationDelay, name: CodingKeys.activationDelay.rawValue)
         _ = try Self.validatedDelay(completionDelay, name: CodingKeys.completionDelay.rawValue)

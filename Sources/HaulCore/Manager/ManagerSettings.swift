@@ -1,22 +1,13 @@
 package import FoundationEssentials
 
-/// The Manager's read-write settings, kept across restarts in `manager.json` beside the indicator's settings.
-package struct ManagerSettings: Codable, Sendable, Equatable {
+/// The Manager's read-write settings, kept across restarts in `manager.json` beside the indicator's settings (the
+/// file's format: `ManagerSettings+Coding.swift`).
+package struct ManagerSettings: Sendable, Equatable {
     /// Connections a new download uses when its options do not say (`DefaultConnections`): one per server, the
     /// polite default.
     package var defaultConnections: UInt32 = 1
 
     package init() {}
-
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        defaultConnections = try container.decodeIfPresent(UInt32.self, forKey: .defaultConnections) ?? 1
-        guard DownloadOptions.connectionRange.contains(defaultConnections) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .defaultConnections, in: container, debugDescription: "must be between 1 and 16"
-            )
-        }
-    }
 
     /// Reads the settings at `url`: the defaults when there is no file, and with a sentence when it cannot be used.
     package static func load(from url: URL) -> (settings: ManagerSettings, problem: String?) {

@@ -1,7 +1,7 @@
 /// How urgently a task wants the network (D-Bus `Priority`), spelled as the contract spells it.
 ///
 /// Declared in scheduling order: every foreground task that may run takes a free slot before any background one.
-package enum TransferPriority: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
+package enum TransferPriority: String, Sendable, Hashable, CaseIterable, Comparable {
     /// Something a person is waiting for: the default.
     case foreground
     /// Something that can wait: it also waits on a metered network (unless allowed) and in power-saver mode.

@@ -2,7 +2,7 @@ package import FoundationEssentials
 
 /// What identifies the version of a resource whose first bytes are on disk: the validator seen on the first response,
 /// sent back in `If-Range` so that the server answers a range request only if the resource has not changed.
-package struct ResumeValidator: Sendable, Codable, Equatable {
+package struct ResumeValidator: Sendable, Equatable {
     /// The `ETag` as sent, quotes and any `W/` included.
     package var etag: String?
     /// The `Last-Modified` date as sent.
@@ -58,21 +58,6 @@ package struct ResumeValidator: Sendable, Codable, Equatable {
             return etag
         }
         return lastModifiedIsStrong ? lastModified : nil
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case etag, lastModified, lastModifiedIsStrong
-    }
-
-    /// Decodes a saved validator. Records of versions before `lastModifiedIsStrong` lack it: their date counts as
-    /// weak, because nothing tells whether it was at least a second before its response's `Date`. The cost is that
-    /// such a task, if it has no strong entity tag, starts again from zero once; sending a weak date could splice two
-    /// versions of the file.
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        etag = try container.decodeIfPresent(String.self, forKey: .etag)
-        lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
-        lastModifiedIsStrong = try container.decodeIfPresent(Bool.self, forKey: .lastModifiedIsStrong) ?? false
     }
 }
 

@@ -3,9 +3,9 @@
 /// suspend, a crash or a reboot.
 ///
 /// A pure value: the transfer engine asks it what to fetch next and tells it what was written.
-package struct SegmentPlan: Codable, Equatable, Sendable {
+package struct SegmentPlan: Equatable, Sendable {
     /// One byte range `[start, end)` of the file, of which the first `done` bytes are on disk.
-    package struct Segment: Codable, Equatable, Sendable {
+    package struct Segment: Equatable, Sendable {
         package var start: Int64
         package var end: Int64
         package var done: Int64
@@ -36,6 +36,12 @@ package struct SegmentPlan: Codable, Equatable, Sendable {
         self.total = max(total, 0)
         let done = min(max(done, 0), self.total)
         segments = [Segment(start: 0, end: self.total, done: done)]
+    }
+
+    /// A plan as a task record holds it, unchecked until ``restored(_:total:)``.
+    package init(saved total: Int64, segments: [Segment]) {
+        self.total = total
+        self.segments = segments
     }
 
     /// A plan read back from disk, if it describes a file of `total` bytes: segments that cover it without gaps or

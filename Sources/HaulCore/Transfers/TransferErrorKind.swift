@@ -1,5 +1,6 @@
-/// The kinds of transfer error, spelled as the contract's error names (`org.haul.Haul1.Error.<rawValue>`).
-package enum TransferErrorKind: String, Sendable, Codable, CaseIterable {
+/// The kinds of transfer error, spelled as the contract's error names (`org.haul.Haul1.Error.<rawValue>`; a task
+/// record has names of its own, `TaskRecordNames.swift`).
+package enum TransferErrorKind: String, Sendable, CaseIterable {
     case invalidArgument = "InvalidArgument"
     case notFound = "NotFound"
     case fileExists = "FileExists"

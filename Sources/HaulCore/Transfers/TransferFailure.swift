@@ -10,7 +10,7 @@ import Darwin
 ///
 /// ``isTransient`` decides whether the task lifecycle retries: transient failures (network trouble, stalls, 408, 429,
 /// 5xx) are retried with back-off, permanent ones complete the task at once.
-package struct TransferFailure: Error, Sendable, Codable, Equatable, CustomStringConvertible {
+package struct TransferFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error name.
     package var kind: TransferErrorKind
     /// A message for people (D-Bus `ErrorMessage`).
@@ -173,48 +173,5 @@ package struct TransferFailure: Error, Sendable, Codable, Equatable, CustomStrin
         case 511: "Network Authentication Required"
         default: nil
         }
-    }
-
-    // MARK: - Codable
-
-    private enum CodingKeys: String, CodingKey {
-        case kind, message, httpStatus, isTransient, retryAfter
-    }
-
-    /// The longest `retryAfter` a stored failure may hold; anything longer is corrupt (and could not be turned back
-    /// into a `Duration` safely).
-    private static let maximumStoredRetryAfterSeconds = 1e9
-
-    /// Decodes a failure; `retryAfter` is a number of seconds, finite and from 0 to 10⁹.
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        kind = try container.decode(TransferErrorKind.self, forKey: .kind)
-        message = try container.decode(String.self, forKey: .message)
-        httpStatus = try container.decodeIfPresent(UInt32.self, forKey: .httpStatus)
-        isTransient = try container.decode(Bool.self, forKey: .isTransient)
-        if let seconds = try container.decodeIfPresent(Double.self, forKey: .retryAfter) {
-            guard seconds.isFinite, (0...Self.maximumStoredRetryAfterSeconds).contains(seconds) else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .retryAfter,
-                    in: container,
-                    debugDescription: "retryAfter must be from 0 to 1e9 seconds, not \(seconds)"
-                )
-            }
-            retryAfter = .seconds(seconds)
-        } else {
-            retryAfter = nil
-        }
-    }
-
-    /// Encodes the failure, `retryAfter` as a number of seconds (clamped to 0…10⁹, so that whatever a server sent
-    /// can be stored and read back).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(message, forKey: .message)
-        try container.encodeIfPresent(httpStatus, forKey: .httpStatus)
-        try container.encode(isTransient, forKey: .isTransient)
-        let seconds = retryAfter.map { min(max($0 / .seconds(1), 0), Self.maximumStoredRetryAfterSeconds) }
-        try container.encodeIfPresent(seconds, forKey: .retryAfter)
     }
 }

@@ -1,5 +1,6 @@
-/// The state of a transfer task, as `NSURLSessionTaskState`, spelled as the D-Bus `State` property.
-package enum TransferTaskState: String, Sendable, Codable, CaseIterable {
+/// The state of a transfer task, as `NSURLSessionTaskState`, spelled as the D-Bus `State` property (a task record
+/// has names of its own, `TaskRecordNames.swift`).
+package enum TransferTaskState: String, Sendable, CaseIterable {
     /// Transferring, or waiting to retry after a transient failure.
     case running
     /// Stopped by the client (or created suspended); `Resume` continues it.
@@ -10,8 +11,8 @@ package enum TransferTaskState: String, Sendable, Codable, CaseIterable {
     case completed
 }
 
-/// Which way a task moves bytes (D-Bus `Kind`).
-package enum TransferKind: String, Sendable, Codable, CaseIterable {
+/// Which way a task moves bytes (D-Bus `Kind`; a task record has names of its own, `TaskRecordNames.swift`).
+package enum TransferKind: String, Sendable, CaseIterable {
     /// URL → file.
     case download
     /// File → URL.
@@ -19,7 +20,7 @@ package enum TransferKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// How a completed task ended. Cancellation is a failure, as `NSURLErrorCancelled` is an error.
-package enum TransferOutcome: Sendable, Codable, Equatable {
+package enum TransferOutcome: Sendable, Equatable {
     case success
     case failure(TransferFailure)
 
