@@ -3,7 +3,7 @@ import HaulCore
 import Testing
 
 /// Where a download's next attempt starts, from its record and the size of its partial file.
-@Suite struct DownloadStartTests {
+@Suite(.timeLimit(.minutes(2))) struct DownloadStartTests {
     static let mib: Int64 = 1 << 20
     static let strong = ResumeValidator(etag: #""v1""#)
     /// A date as its own response's `Date`: it may not go in `If-Range`.
