@@ -245,7 +245,7 @@ package final class TestHTTPServer: Sendable {
     }
 
     /// Reads up to the first newline, giving up after `timeout` seconds or at end of file.
-    private static func readLine(from fd: Int32, timeout: Double) throws -> String {
+    static func readLine(from fd: Int32, timeout: Double) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var line = [UInt8]()
         var byte: UInt8 = 0
