@@ -53,10 +53,15 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // The desktop bridge (KDE job views, tray icon, notifications): a client of the contract only.
+        .target(
+            name: "HaulDesktop",
+            dependencies: ["DBusKit", "HaulContract", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "HaulService",
             dependencies: [
-                "CGlibcExtras", "DBusKit", "HaulContract", "HaulCore", "HaulTransfer",
+                "CGlibcExtras", "DBusKit", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -66,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "hauld",
             dependencies: [
-                "HaulService", "HaulCore",
+                "HaulService", "HaulCore", "HaulDesktop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -94,6 +99,10 @@ let package = Package(
         ),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "HaulTestSupport"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(
+            name: "HaulDesktopTests",
+            dependencies: ["HaulDesktop", "HaulContract", "DBusKit", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "HaulServiceTests",
             dependencies: ["HaulService", "HaulContract", "HaulCore", "HaulTransfer", "DBusKit", "HaulTestSupport"]

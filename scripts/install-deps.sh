@@ -21,6 +21,7 @@ if [ "$mode" = test ]; then
     "/usr/bin/python3:python3"
     "openssl:openssl"
     "/usr/sbin/squid:squid"
+    "/usr/sbin/ip:iproute2"
   )
 fi
 # `make deb` and its test (run by `make test`): dpkg-dev's dpkg-shlibdeps and dpkg-gencontrol, binutils' strip and
@@ -49,6 +50,10 @@ done
 # The libdbus and libgcrypt headers are found through pkg-config, not on PATH.
 if ! pkg-config --exists dbus-1 2>/dev/null; then missing+=(libdbus-1-dev); fi
 if ! pkg-config --exists libgcrypt 2>/dev/null; then missing+=(libgcrypt20-dev); fi
+# The fake system services of the tests (scripts/fake-system-services.py) are python3-dbus on a GLib main loop.
+if [ "$mode" = test ] && ! /usr/bin/python3 -c 'import dbus, gi' 2>/dev/null; then
+  missing+=(python3-dbus python3-gi)
+fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)

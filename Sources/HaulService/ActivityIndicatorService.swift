@@ -13,7 +13,7 @@ package import Logging
 package actor ActivityIndicatorService {
     private typealias Machine = ActivityIndicatorStateMachine<ContinuousClock.Instant>
 
-    private let clock = EventLoopClock()
+    private let clock: any ServiceClock
     private var machine: Machine
     private var settings: IndicatorSettings
     private let store: IndicatorSettingsStore
@@ -32,7 +32,11 @@ package actor ActivityIndicatorService {
         case barrier(CheckedContinuation<Void, Never>)
     }
 
-    package init(objects: DBusObjectServer, store: IndicatorSettingsStore, logger: Logger) {
+    /// `clock` is hauld's `EventLoopClock` unless a test moves time by hand.
+    package init(
+        objects: DBusObjectServer, store: IndicatorSettingsStore, clock: any ServiceClock = EventLoopClock(),
+        logger: Logger
+    ) {
         let loaded = store.load()
         if let problem = loaded.problem {
             logger.warning("ignoring the saved indicator settings: \(problem)")
@@ -43,6 +47,7 @@ package actor ActivityIndicatorService {
             isEnabled: settings.enabled
         )
         self.store = store
+        self.clock = clock
         self.objects = objects
         self.logger = logger
         (outbox, outboxInput) = AsyncStream.makeStream(of: Publication.self)
@@ -198,10 +203,7 @@ package actor ActivityIndicatorService {
             switch action {
             case .armTimer(let kind, let deadline, let generation):
                 timers[kind]?.cancel()
-                timers[kind] = Task { [weak self, clock] in
-                    // A cancelled sleep still reports; the machine ignores a stale generation anyway.
-                    try? await Task.sleep(until: deadline, clock: clock)
-                    guard !Task.isCancelled else { return }
+                timers[kind] = clock.timer(at: deadline) { [weak self] in
                     await self?.timerFired(kind, generation: generation)
                 }
             case .cancelTimer(let kind):

@@ -1,8 +1,8 @@
 package import HaulContract
 package import HaulCore
 
-// The core's states and kinds as the bus spells them. The core's own enums are also what task records on disk hold:
-// mapped here one by one, a name on the bus and a saved value can each change without the other.
+// The core's states and kinds as the bus spells them, mapped one by one (never through raw values): a name on the bus,
+// the core's own enums and the names in saved files (`TaskRecordNames`) can each change without the others.
 
 extension TaskStateName {
     package init(_ state: TransferTaskState) {

@@ -2,6 +2,7 @@ import DBusKit
 import HaulContract
 package import FoundationEssentials
 package import HaulCore
+package import HaulDesktop
 import HaulTransfer
 package import Logging
 import ServiceLifecycle
@@ -22,12 +23,12 @@ package struct HaulDaemon: Service {
         /// `SSL_CERT_DIR`).
         package var trust: TrustStore
         /// The panels the desktop bridge serves (KDE job views, tray icon, notifications).
-        package var desktop: DesktopBridge.Features
+        package var desktop: DesktopFeatures
 
         package init(
             busAddress: String? = nil, stateDirectory: URL, readTimeout: Duration = .seconds(30),
             proxies: ProxySettings = .none, trust: TrustStore = .resolve(environment: [:]),
-            desktop: DesktopBridge.Features = .init()
+            desktop: DesktopFeatures = .init()
         ) {
             self.busAddress = busAddress
             self.stateDirectory = stateDirectory
@@ -82,8 +83,14 @@ package struct HaulDaemon: Service {
         clientConfiguration.trust = configuration.trust
         for line in configuration.proxies.summary { logger.info("\(line)") }
         logger.info("https trusts \(configuration.trust)")
+        // What async-http-client frees a minute after the load, when it closes its pooled connections.
+        let trim = PooledConnectionTrim()
+        let rates = RateGate()
+        let attempts = TransferAttempts(client: TransferClient(configuration: clientConfiguration), rates: rates) {
+            await trim.connectionReleased()
+        }
         let tasks = TaskService(
-            objects: objects, indicator: indicator, client: TransferClient(configuration: clientConfiguration),
+            objects: objects, indicator: indicator, attempts: attempts, rates: rates,
             store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")),
             settingsURL: configuration.stateDirectory.appendingPathComponent("manager.json"), logger: logger
         )
@@ -121,6 +128,7 @@ package struct HaulDaemon: Service {
             // Attempts stop without touching the saved states: the next start continues every task. This also
             // ends the tasks' outbox, once sent.
             await tasks.shutdown()
+            await trim.cancel()
             group.cancelAll()
         }
         let connected = await connection.isConnected
@@ -140,11 +148,15 @@ package struct HaulDaemon: Service {
 
     /// The desktop bridge on a connection of its own (it is hauld's client), subscribed to hauld's connection
     /// `daemon`. Without one, hauld goes on: panels are a convenience.
-    private func desktopBridge(following daemon: String) async -> DesktopBridge? {
-        guard !configuration.desktop.isEmpty else { return nil }
+    private func desktopBridge(following daemon: String) async -> DesktopBridge<EventLoopClock>? {
+        let features = configuration.desktop
+        guard !features.isEmpty else { return nil }
         do {
+            let bus = try await DesktopConnection(
+                connection: try await connect(), exportsObjects: features.statusNotifier
+            )
             let bridge = DesktopBridge(
-                connection: try await connect(), daemon: daemon, features: configuration.desktop, logger: logger
+                bus: bus, daemon: daemon, features: features, clock: EventLoopClock(), logger: logger
             )
             try await bridge.subscribe()
             return bridge

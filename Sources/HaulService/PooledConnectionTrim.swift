@@ -13,13 +13,17 @@ package actor PooledConnectionTrim {
 
     private let delay: Duration
     private let trim: @Sendable () -> Void
-    private let clock = EventLoopClock()
-    private var deadline: EventLoopClock.Instant?
+    private let clock: any ServiceClock
+    private var deadline: ContinuousClock.Instant?
     private var sleeper: Task<Void, Never>?
 
-    /// `trim` stands in for glibc's `malloc_trim(0)` in tests.
-    package init(after delay: Duration = poolIdleTimeout, trim: (@Sendable () -> Void)? = nil) {
+    /// `clock` and `trim` stand in for hauld's `EventLoopClock` and glibc's `malloc_trim(0)` in tests.
+    package init(
+        after delay: Duration = poolIdleTimeout, clock: any ServiceClock = EventLoopClock(),
+        trim: (@Sendable () -> Void)? = nil
+    ) {
         self.delay = delay
+        self.clock = clock
         self.trim = trim ?? { malloc_trim(0) }
     }
 
@@ -44,7 +48,7 @@ package actor PooledConnectionTrim {
                 trim()
                 return
             }
-            do { try await clock.sleep(until: deadline) } catch { return }
+            do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
         }
     }
 }

@@ -27,12 +27,9 @@ package final class HauldProcess: Sendable {
         running = try Command.start(command[0], Array(command.dropFirst()), environment: environment)
         let probe = try await DBusConnection.connect(address: bus.address)
         defer { Task { await probe.close() } }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while try await !Self.ownedBy(running.pid, probe) {
-            guard running.isRunning, ContinuousClock.now < deadline else {
-                throw TestSupportError("hauld did not take \(HaulBus.name)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("hauld to take \(HaulBus.name)", timeout: .seconds(20)) { [running] in
+            guard running.isRunning else { throw TestSupportError("hauld exited before it took \(HaulBus.name)") }
+            return try await Self.ownedBy(running.pid, probe)
         }
     }
 

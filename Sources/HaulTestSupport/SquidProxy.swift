@@ -39,14 +39,16 @@ package final class SquidProxy: Sendable {
         let file = directory.appendingPathComponent("squid.conf")
         try configuration.write(to: file, atomically: true, encoding: .utf8)
         process = try Command.start(Self.executable, ["-N", "-f", file.path])
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !FreePort.accepts(port) {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                stop()
-                let log = (try? String(contentsOf: directory.appendingPathComponent("cache.log"), encoding: .utf8))
-                throw TestSupportError("squid did not start: \(log ?? "no cache.log")")
+        do {
+            try await waitUntil("squid to listen on port \(port)", timeout: .seconds(20), every: .milliseconds(50)) {
+                [process, port] in
+                guard process.isRunning else { throw TestSupportError("squid exited") }
+                return FreePort.accepts(port)
             }
-            try await Task.sleep(for: .milliseconds(50))
+        } catch {
+            stop()
+            let log = (try? String(contentsOf: directory.appendingPathComponent("cache.log"), encoding: .utf8))
+            throw TestSupportError("squid did not start (\(error)): \(log ?? "no cache.log")")
         }
     }
 

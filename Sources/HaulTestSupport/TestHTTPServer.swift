@@ -20,9 +20,12 @@ import Synchronization
 /// `stall-after`(+`stall-seconds`, `stall-times`), `fail`(+`fail-times`, `retry-after`), `status`, `delay`,
 /// `ignore-range`, `etag-changes`, `chunked`, `no-length`, `id` (only makes the request target unique).
 /// Validators: `no-etag=1` sends no ETag; `date=last-modified` sends a `Date` equal to `Last-Modified`, a weak date.
-/// Always use `url(_:)`: the server listens on 127.0.0.1 only (not on `localhost`'s ::1).
+/// Always use `url(_:)`: the server listens on 127.0.0.1 only (not on `localhost`'s ::1), or on the address of a
+/// `NetworkNamespaceHost` that runs it.
 package final class TestHTTPServer: Sendable {
-    /// The port on 127.0.0.1.
+    /// The IPv4 address it listens on: 127.0.0.1 unless started for a `NetworkNamespaceHost`.
+    package let host: String
+    /// The port on `host`.
     package let port: Int
     /// The folder served under `/files/`, if any.
     package let root: URL?
@@ -40,9 +43,13 @@ package final class TestHTTPServer: Sendable {
     /// Blocks the calling thread until the script prints its port: a few hundred milliseconds.
     /// `verbose` copies the server's per-request log to this process's standard error. With `tls` it serves https
     /// with that server certificate. `arguments` adds options of the script (`--connect-ports`, `--proxy-auth`).
-    package init(root: URL? = nil, verbose: Bool = false, tls: TestCertificates? = nil, arguments extra: [String] = [])
-        throws
-    {
+    /// `host` is the IPv4 address to listen on, and `launcher` a command that runs the script where that address is
+    /// (`ip netns exec NAME`); it must end by exec'ing its arguments, so that the process id stays the script's.
+    package init(
+        root: URL? = nil, verbose: Bool = false, tls: TestCertificates? = nil, arguments extra: [String] = [],
+        host: String = "127.0.0.1", launcher: [String] = []
+    ) throws {
+        self.host = host
         self.root = root
         self.tls = tls
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-http-\(UUID().uuidString)")
@@ -53,10 +60,11 @@ package final class TestHTTPServer: Sendable {
         if let root { arguments += ["--root", root.path] }
         if verbose { arguments.append("--verbose") }
         if let tls { arguments += ["--tls-cert", tls.serverCertificate.path, "--tls-key", tls.serverKey.path] }
-        arguments += extra
+        arguments += ["--host", host] + extra
         let process: Command.Running
         do {
-            process = try Command.start(try Self.python(), arguments)
+            let command = launcher + [try Self.python()] + arguments
+            process = try Command.start(command[0], Array(command.dropFirst()))
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
@@ -100,11 +108,11 @@ package final class TestHTTPServer: Sendable {
         }
     }
 
-    /// `http://127.0.0.1:<port>` (`https` with `tls`).
-    package var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
+    /// `http://<host>:<port>` (`https` with `tls`).
+    package var baseURL: String { "\(tls == nil ? "http" : "https")://\(host):\(port)" }
 
-    /// `127.0.0.1:<port>`, as a proxy variable or a `CONNECT` names it.
-    package var authority: String { "127.0.0.1:\(port)" }
+    /// `<host>:<port>`, as a proxy variable or a `CONNECT` names it.
+    package var authority: String { "\(host):\(port)" }
 
     /// curl's options to trust this server.
     private var curlTrust: [String] { tls.map { ["--cacert", $0.authority.path] } ?? [] }
@@ -134,12 +142,15 @@ package final class TestHTTPServer: Sendable {
     package func stats(
         timeout: Duration = .seconds(5), until condition: (ServerStats) -> Bool
     ) async throws -> ServerStats {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let stats = try await stats()
-            if condition(stats) || ContinuousClock.now >= deadline { return stats }
-            try await Task.sleep(for: .milliseconds(25))
-        }
+        var stats = try await stats()
+        do {
+            try await waitUntil("the server's statistics", timeout: timeout, every: .milliseconds(25)) {
+                if condition(stats) { return true }
+                stats = try await self.stats()
+                return condition(stats)
+            }
+        } catch is WaitTimeout {}
+        return stats
     }
 
     /// Clears the statistics and the fault counters (`fail-times`, `reset-times`, … start over).
@@ -245,7 +256,7 @@ package final class TestHTTPServer: Sendable {
     }
 
     /// Reads up to the first newline, giving up after `timeout` seconds or at end of file.
-    private static func readLine(from fd: Int32, timeout: Double) throws -> String {
+    static func readLine(from fd: Int32, timeout: Double) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var line = [UInt8]()
         var byte: UInt8 = 0

@@ -189,15 +189,6 @@ extension DownloadWriter.State {
     }
 }
 
-/// The response head of a download attempt, as the service needs it.
-package struct DownloadHead: Sendable {
-    package let status: Int
-    package let headers: [(String, String)]
-    /// Where the body starts in the file: 0 for a full response, the resume offset for a 206.
-    package let offset: Int64
-    package let expectedTotal: Int64?
-}
-
 /// How one download request ended.
 enum DownloadResponse: Sendable {
     /// The whole response is on disk.

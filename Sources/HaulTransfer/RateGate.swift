@@ -95,3 +95,13 @@ package struct RateMeter: Sendable {
         }
     }
 }
+
+extension TransferKind {
+    /// Which of the gate's limits applies to a task of this kind.
+    package var rateDirection: RateGate.Direction {
+        switch self {
+        case .download: .download
+        case .upload: .upload
+        }
+    }
+}

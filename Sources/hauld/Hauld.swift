@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import HaulCore
+import HaulDesktop
 import HaulService
 import Logging
 import ServiceLifecycle
@@ -56,7 +57,7 @@ struct Hauld: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "hauld")
-        let (desktop, problems) = DesktopBridge.Features.resolve(
+        let (desktop, problems) = DesktopFeatures.resolve(
             noJobView: noJobView, noStatusNotifier: noStatusNotifier, notify: notify, environment: environment
         )
         for problem in problems { logger.warning("\(problem)") }

@@ -9,7 +9,7 @@ import FoundationXML
 
 /// The exported test object as independent D-Bus implementations see it: libdbus's `dbus-send`, GLib's `gdbus`
 /// and systemd's `busctl`, each a separate process talking to the private bus.
-@Suite("Interoperability with dbus-send, gdbus and busctl")
+@Suite("Interoperability with dbus-send, gdbus and busctl", .timeLimit(.minutes(3)))
 struct InteropTests {
     static let service = "org.example.TestService"
 

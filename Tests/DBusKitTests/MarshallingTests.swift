@@ -1,7 +1,7 @@
 import DBusKit
 import Testing
 
-@Suite("Marshalling through a real bus")
+@Suite("Marshalling through a real bus", .timeLimit(.minutes(2)))
 struct MarshallingTests {
     static let samples: [DBusValue] = [
         .byte(0), .byte(255), .boolean(true), .boolean(false),

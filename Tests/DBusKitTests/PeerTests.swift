@@ -2,7 +2,7 @@ import DBusKit
 import HaulTestSupport
 import Testing
 
-@Suite("Peers: departures, names, timeouts and cancellation")
+@Suite("Peers: departures, names, timeouts and cancellation", .timeLimit(.minutes(3)))
 struct PeerTests {
     static let service = InteropTests.service
 
@@ -27,14 +27,16 @@ struct PeerTests {
             await third.close()
             #expect(await !third.isConnected)
 
-            let reported = await waitUntil(within: 1) {
+            try await waitUntil(
+                "\(name) reported gone by vanishedPeers and onPeerVanished", timeout: .seconds(1),
+                seen: { "vanishedPeers: \(await vanished.values), onPeerVanished: \(await events.values)" }
+            ) {
                 let seenByStream = await vanished.values.contains(name)
                 let seenByServer = await events.values.contains("gone \(name)")
                 return seenByStream && seenByServer
             }
             let streamed = await vanished.values
             let served = await events.values
-            #expect(reported, "vanishedPeers: \(streamed), onPeerVanished: \(served)")
             // Seen by the server in the order the bus sent them: the peer's call, then its departure.
             #expect(served == ["call \(name)", "done \(name)", "gone \(name)"])
             // Only the peer that left: the fixture's own connections are still there.
@@ -58,10 +60,9 @@ struct PeerTests {
 
             // A departing connection's names are released with it.
             await third.close()
-            let released = try await waitUntil(within: 5) {
+            try await waitUntil("org.example.Third to be released", timeout: .seconds(5)) {
                 try await !fixture.client.nameHasOwner("org.example.Third")
             }
-            #expect(released)
             #expect(try await fixture.client.requestName("org.example.Third") == .primaryOwner)
         }
     }
@@ -84,7 +85,9 @@ struct PeerTests {
                     [.uint32(5_000)], timeout: .seconds(60)
                 )
             }
-            #expect(await waitUntil(within: 5) { await events.values.contains("call \(fixture.client.uniqueName)") })
+            try await waitUntil("the call to reach the server", timeout: .seconds(5)) {
+                await events.values.contains("call \(fixture.client.uniqueName)")
+            }
             await third.close()
             let outcome = try await withTimeout(seconds: 5) { await pending.result }
             #expect(throws: DBusError.self) { try outcome.get() }
@@ -139,7 +142,9 @@ struct PeerTests {
                     member: "Sleep", [.uint32(10_000)], timeout: .seconds(60)
                 )
             }
-            #expect(await waitUntil(within: 5) { await events.values.contains("call \(client.uniqueName)") })
+            try await waitUntil("the call to reach the server", timeout: .seconds(5)) {
+                await events.values.contains("call \(client.uniqueName)")
+            }
 
             fixture.bus.stop()
             let outcome = try await withTimeout(seconds: 5) { await pending.result }
@@ -241,7 +246,9 @@ struct PeerTests {
                     )
                 }
             }
-            #expect(await waitUntil(within: 5) { await events.values.contains("done \(client.uniqueName)") })
+            try await waitUntil("the call to be answered", timeout: .seconds(5)) {
+                await events.values.contains("done \(client.uniqueName)")
+            }
             let sum = try await withTimeout(seconds: 10) {
                 try await client.call(
                     destination: Self.service, path: BusFixture.path, interface: BusFixture.interface, member: "Add",
@@ -263,7 +270,9 @@ struct PeerTests {
                     member: "Sleep", [.uint32(5_000)], timeout: .seconds(60)
                 )
             }
-            #expect(await waitUntil(within: 5) { await events.values.contains("call \(client.uniqueName)") })
+            try await waitUntil("the call to reach the server", timeout: .seconds(5)) {
+                await events.values.contains("call \(client.uniqueName)")
+            }
             pending.cancel()
             let outcome = try await withTimeout(seconds: 15) { await pending.result }
             #expect(throws: CancellationError.self) { try outcome.get() }

@@ -3,7 +3,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-@Suite("Signals: PropertiesChanged, ObjectManager and custom signals")
+@Suite("Signals: PropertiesChanged, ObjectManager and custom signals", .timeLimit(.minutes(3)))
 struct SignalTests {
     static let propertiesChanged = MatchRule(
         kind: .signal, path: BusFixture.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"
@@ -226,8 +226,9 @@ struct SignalTests {
 
             // The name changes hands: its owner leaves and the impostor takes it.
             await fixture.server.close()
-            let released = try await waitUntil(within: 5) { try await !fixture.client.nameHasOwner(service) }
-            #expect(released)
+            try await waitUntil("\(service) to be released", timeout: .seconds(5)) {
+                try await !fixture.client.nameHasOwner(service)
+            }
             #expect(try await impostor.requestName(service) == .primaryOwner)
             try await tick(2, from: impostor)
             // A name that had no owner when the subscription began.

@@ -4,7 +4,7 @@ import Testing
 
 /// Volume and concurrency. Every wait is bounded by a generous `withTimeout`, so that a lost reply or a deadlock
 /// fails the test rather than hanging the run; nothing here asserts on speed beyond that.
-@Suite("Stress: many calls, many signals, calls in both directions")
+@Suite("Stress: many calls, many signals, calls in both directions", .timeLimit(.minutes(5)))
 struct StressTests {
     static let service = InteropTests.service
 

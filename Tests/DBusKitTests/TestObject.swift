@@ -112,16 +112,6 @@ func withTimeout<T: Sendable>(
     throw CancellationError()
 }
 
-/// Polls `condition` every 10 ms until it holds or `seconds` pass; returns whether it held.
-func waitUntil(within seconds: Double, _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return try await condition()
-}
-
 /// Collects values produced by other tasks (stream consumers, callbacks) for a test to inspect.
 actor Recorder<Element: Sendable> {
     private(set) var values: [Element] = []

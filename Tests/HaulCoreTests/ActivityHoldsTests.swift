@@ -1,7 +1,7 @@
 import HaulCore
 import Testing
 
-@Suite("Activity holds")
+@Suite("Activity holds", .timeLimit(.minutes(2)))
 struct ActivityHoldsTests {
     @Test func startsEmpty() {
         let holds = ActivityHolds()

@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// Delay changes: a running timer moves to `armed instant + new delay`, or expires at once when that is past.
-@Suite("Activity indicator delays")
+@Suite("Activity indicator delays", .timeLimit(.minutes(2)))
 struct ActivityIndicatorDelayTests {
     static let completion = Duration.milliseconds(200)
     static let activation = Duration.seconds(1)

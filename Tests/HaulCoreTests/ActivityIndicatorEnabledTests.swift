@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// `Enabled`: disabling forces not-active from every state; re-enabling re-evaluates at once.
-@Suite("Activity indicator enabled")
+@Suite("Activity indicator enabled", .timeLimit(.minutes(2)))
 struct ActivityIndicatorEnabledTests {
     static let disablingActions: [(ActivityIndicatorState, [Machine.Action])] = [
         (.notActive, []),

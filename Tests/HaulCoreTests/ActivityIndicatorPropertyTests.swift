@@ -75,7 +75,7 @@ struct SimulatedOwner {
     }
 }
 
-@Suite("Activity indicator properties")
+@Suite("Activity indicator properties", .timeLimit(.minutes(2)))
 struct ActivityIndicatorPropertyTests {
     @Test(arguments: 1...24 as ClosedRange<UInt64>)
     func randomEventSequencesKeepEveryInvariant(seed: UInt64) {

@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// Timer generations: a timer cancelled or re-armed since it was armed must do nothing when it fires.
-@Suite("Activity indicator timers")
+@Suite("Activity indicator timers", .timeLimit(.minutes(2)))
 struct ActivityIndicatorTimerTests {
     @Test func activationTimerWithAWrongGenerationIsIgnored() {
         var scenario = ActivityIndicatorScenario(.delayingStart)

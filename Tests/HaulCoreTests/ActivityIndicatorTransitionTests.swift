@@ -3,7 +3,7 @@ import Testing
 
 /// Every transition of the activity indicator's `State` (`dbus/org.haul.Haul1.xml`), as sequences of events and the
 /// exact actions they must produce.
-@Suite("Activity indicator transitions")
+@Suite("Activity indicator transitions", .timeLimit(.minutes(2)))
 struct ActivityIndicatorTransitionTests {
     /// Round delays keep the timelines readable: activation 1 s, completion 200 ms.
     static func makeMachine() -> Machine {

@@ -10,7 +10,7 @@ import Musl
 import Darwin
 #endif
 
-@Suite("Atomic file")
+@Suite("Atomic file", .timeLimit(.minutes(2)))
 struct AtomicFileTests {
     @Test func writesANewFileWithPrivatePermissions() throws {
         try withTemporaryDirectory { directory in

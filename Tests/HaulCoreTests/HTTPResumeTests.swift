@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite("HTTP resume")
+@Suite("HTTP resume", .timeLimit(.minutes(2)))
 struct HTTPResumeTests {
     let strong = #""abc123""#
     let weak = #"W/"abc123""#

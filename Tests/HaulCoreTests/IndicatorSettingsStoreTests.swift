@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite("Indicator settings store")
+@Suite("Indicator settings store", .timeLimit(.minutes(2)))
 struct IndicatorSettingsStoreTests {
     @Test func missingFileGivesTheDefaultsSilently() throws {
         try withTemporaryDirectory { directory in

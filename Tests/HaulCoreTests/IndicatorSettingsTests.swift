@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite("Indicator settings")
+@Suite("Indicator settings", .timeLimit(.minutes(2)))
 struct IndicatorSettingsTests {
     @Test func defaultsAreTheDaemons() {
         let settings = IndicatorSettings()

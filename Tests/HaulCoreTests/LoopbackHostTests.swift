@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// What counts as loopback for the network rules: judged on the URL's host, as the contract says.
-@Suite("Loopback hosts")
+@Suite("Loopback hosts", .timeLimit(.minutes(2)))
 struct LoopbackHostTests {
     @Test(arguments: [
         "localhost", "LOCALHOST", "LocalHost", "127.0.0.1", "127.0.0.0", "127.255.255.255", "127.1.2.3", "::1",

@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// `NetworkState` and `Metered` from NetworkManager's numbers, exactly as the contract derives them.
-@Suite("Network state")
+@Suite("Network state", .timeLimit(.minutes(2)))
 struct NetworkStateTests {
     @Test(arguments: [
         (UInt32(1), NetworkState.offline), (2, .portal), (3, .limited), (4, .online),

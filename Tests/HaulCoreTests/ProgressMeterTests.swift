@@ -3,7 +3,7 @@ import Testing
 
 typealias TestMeter = ProgressMeter<TestInstant>
 
-@Suite("Progress meter")
+@Suite("Progress meter", .timeLimit(.minutes(2)))
 struct ProgressMeterTests {
     @Test func aThousandRecordsInASecondPublishAtMostElevenTimes() {
         var meter = TestMeter()

@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite("Proxy settings")
+@Suite("Proxy settings", .timeLimit(.minutes(2)))
 struct ProxySettingsTests {
     let plain = URL(string: "http://files.example.test/a.iso")!
     let secure = URL(string: "https://files.example.test/a.iso")!

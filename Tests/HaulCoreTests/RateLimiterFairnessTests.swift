@@ -3,7 +3,7 @@ import Testing
 
 /// Tasks sharing the global limit get fair shares: equal ones when all want more, and what one task does not use —
 /// its own limit is lower, or its server is slower — goes to the others.
-@Suite("Rate limiter fairness")
+@Suite("Rate limiter fairness", .timeLimit(.minutes(2)))
 struct RateLimiterFairnessTests {
     /// The contract's case: 4 tasks sharing 4 MiB/s get 1 MiB/s each, ±5 %.
     @Test func fourTasksShareFourMebibytesEqually() {

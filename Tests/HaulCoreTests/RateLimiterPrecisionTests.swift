@@ -4,7 +4,7 @@ import Testing
 /// The contract: over any 10 s window the rate is within ±5 % of the limit for limits from 64 KiB/s up, a changed limit
 /// takes effect within a second, and no burst exceeds a quarter of a second's worth. Simulated readers in virtual
 /// time, reading chunks of varying size as fast as they are allowed.
-@Suite("Rate limiter precision")
+@Suite("Rate limiter precision", .timeLimit(.minutes(2)))
 struct RateLimiterPrecisionTests {
     static let limits = [64 * kibibyte, 100 * kibibyte, 1 * mebibyte, 5 * mebibyte, 64 * mebibyte]
 

@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// The limiter's answers one by one: permits, deadlines, limits and tasks coming and going.
-@Suite("Rate limiter")
+@Suite("Rate limiter", .timeLimit(.minutes(2)))
 struct RateLimiterTests {
     @Test func withoutLimitsEverythingIsUnlimited() {
         var limiter = Limiter(now: ms(0))

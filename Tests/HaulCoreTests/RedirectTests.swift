@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite struct RedirectTests {
+@Suite(.timeLimit(.minutes(2))) struct RedirectTests {
     let current = URL(string: "http://example.test:8080/dir/file?x=1")!
 
     @Test func relativeTargetsResolveAgainstTheCurrentURL() throws {
@@ -50,7 +50,7 @@ import Testing
     }
 }
 
-@Suite struct RequestHeadersTests {
+@Suite(.timeLimit(.minutes(2))) struct RequestHeadersTests {
     let origin = URL(string: "http://alice:p%40ss@example.test/file")!
 
     @Test func userinfoBecomesBasicAuthorization() {
@@ -78,7 +78,7 @@ import Testing
     }
 }
 
-@Suite struct TrustStoreTests {
+@Suite(.timeLimit(.minutes(2))) struct TrustStoreTests {
     let files: Set<String> = ["/etc/pki/tls/certs/ca-bundle.crt", "/corp/ca.pem"]
     let directories: Set<String> = ["/etc/pki/tls/certs"]
 

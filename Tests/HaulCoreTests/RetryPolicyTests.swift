@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite("Retry policy")
+@Suite("Retry policy", .timeLimit(.minutes(2)))
 struct RetryPolicyTests {
     /// Sun, 06 Nov 1994 08:49:37 GMT, the example date of RFC 9110.
     let rfcExample = Date(timeIntervalSince1970: 784_111_777)

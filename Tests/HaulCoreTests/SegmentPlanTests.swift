@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite struct SegmentPlanTests {
+@Suite(.timeLimit(.minutes(2))) struct SegmentPlanTests {
     static let mib: Int64 = 1 << 20
 
     @Test func aFileIsSpreadOverTheConnectionsInHalves() {

@@ -3,7 +3,7 @@ import HaulCore
 import Synchronization
 import Testing
 
-@Suite("Task record writer")
+@Suite("Task record writer", .timeLimit(.minutes(2)))
 struct TaskRecordWriterTests {
     func record(_ id: UInt32, state: TransferTaskState) -> TaskRecord {
         var record = TaskRecord(

@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite("Task store")
+@Suite("Task store", .timeLimit(.minutes(2)))
 struct TaskStoreTests {
     let createdAt = Date(timeIntervalSince1970: 1_700_000_000.125)
 

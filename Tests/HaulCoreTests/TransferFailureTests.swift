@@ -10,7 +10,7 @@ import Musl
 import Darwin
 #endif
 
-@Suite("Transfer failures")
+@Suite("Transfer failures", .timeLimit(.minutes(2)))
 struct TransferFailureTests {
     @Test func kindsAreSpelledAsTheSPECErrorNames() {
         let names = TransferErrorKind.allCases.map(\.rawValue)

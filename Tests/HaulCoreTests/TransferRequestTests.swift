@@ -2,7 +2,7 @@ import Foundation
 import HaulCore
 import Testing
 
-@Suite struct TransferRequestTests {
+@Suite(.timeLimit(.minutes(2))) struct TransferRequestTests {
     @Test(arguments: ["http://example.test/a", "https://example.test:8443/x?y=1", "HTTP://EXAMPLE.test/"])
     func acceptsHTTPAndHTTPS(_ url: String) throws {
         #expect(try TransferURL(url).url.host != nil)

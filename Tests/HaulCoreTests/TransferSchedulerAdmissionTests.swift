@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// Who gets a slot, and when: `MaxRunningTasks`, FIFO within a priority, foreground before background.
-@Suite("Transfer scheduler admission")
+@Suite("Transfer scheduler admission", .timeLimit(.minutes(2)))
 struct TransferSchedulerAdmissionTests {
     @Test func aNewTaskStartsWhenASlotIsFree() {
         var scheduler = Scheduler()

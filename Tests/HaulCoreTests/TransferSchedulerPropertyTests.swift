@@ -4,7 +4,7 @@ import Testing
 /// Long random sequences of events, driven as the daemon will drive the scheduler (attempts report once, stops are
 /// reported, timers fire at their deadlines with the generation armed), checking after every event that the
 /// scheduler's decisions follow the rules, recomputed here independently.
-@Suite("Transfer scheduler properties")
+@Suite("Transfer scheduler properties", .timeLimit(.minutes(2)))
 struct TransferSchedulerPropertyTests {
     @Test(arguments: 1...16 as ClosedRange<UInt64>)
     func randomEventSequencesFollowTheRules(seed: UInt64) {

@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// Back-offs, the retry timer, and the rule that waiting never costs a retry.
-@Suite("Transfer scheduler retries")
+@Suite("Transfer scheduler retries", .timeLimit(.minutes(2)))
 struct TransferSchedulerRetryTests {
     @Test func aFailedAttemptWaitsItsBackOffThenCompetesForASlot() {
         var scheduler = Scheduler.with(max: 1, tasks: 2)

@@ -2,7 +2,7 @@ import HaulCore
 import Testing
 
 /// logind's `PrepareForSleep` cycle: every attempt stops, every task waits `sleep`, and all continue on wake-up.
-@Suite("Transfer scheduler sleep")
+@Suite("Transfer scheduler sleep", .timeLimit(.minutes(2)))
 struct TransferSchedulerSleepTests {
     @Test func aFullSleepCycle() {
         var scheduler = Scheduler.with(max: 2, tasks: 3)

@@ -3,7 +3,7 @@ import Testing
 
 /// Each `WaitingFor` reason entering and leaving, their precedence, and loopback tasks that never wait for the
 /// network's sake.
-@Suite("Transfer scheduler wait reasons")
+@Suite("Transfer scheduler wait reasons", .timeLimit(.minutes(2)))
 struct TransferSchedulerWaitTests {
     @Test(arguments: [NetworkState.offline, .portal])
     func noAttemptStartsWithoutTheNetwork(_ state: NetworkState) {

@@ -4,7 +4,7 @@ import Testing
 /// The crash-loop guard: a task whose attempt was in flight during two unclean exits of the owner in a row is restored
 /// suspended with a notice, instead of being started a third time. Each owner run is a machine; what survives a crash
 /// is what the last `.persist` saved of it (its `interruptedRuns`).
-@Suite("Transfer task crash-loop guard")
+@Suite("Transfer task crash-loop guard", .timeLimit(.minutes(2)))
 struct TransferTaskCrashLoopTests {
     @Test func aRunCountsWhileItsAttemptIsInFlight() {
         var machine = TaskMachine()

@@ -4,7 +4,7 @@ import Testing
 /// Long random sequences of events, driven as a well-behaved owner would (the engine reports only for a transfer in
 /// flight, timers fire with the generation armed), checking after every event that signals come exactly once per real
 /// change and that the owner is never asked to do something impossible.
-@Suite("Transfer task lifecycle invariants")
+@Suite("Transfer task lifecycle invariants", .timeLimit(.minutes(2)))
 struct TransferTaskInvariantTests {
     @Test(arguments: 1...20)
     func randomSequencesKeepTheInvariants(seed: UInt64) {

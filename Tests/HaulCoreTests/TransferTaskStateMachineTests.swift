@@ -1,7 +1,7 @@
 import HaulCore
 import Testing
 
-@Suite("Transfer task lifecycle")
+@Suite("Transfer task lifecycle", .timeLimit(.minutes(2)))
 struct TransferTaskStateMachineTests {
     // MARK: - Starting
 

@@ -8,7 +8,7 @@ import Testing
 /// dbus/org.haul.Haul1.service, pointed at the built hauld. The first call to org.haul.Haul1 must start the
 /// daemon and get its answer. Nothing here touches the user's session bus, and every hauld the bus starts is
 /// stopped before the test ends.
-@Suite("D-Bus activation of hauld")
+@Suite("D-Bus activation of hauld", .timeLimit(.minutes(3)))
 struct ActivationTests {
     @Test func firstDBusSendCallStartsHauldAndIsAnswered() async throws {
         try await ActivationFixture.with { fixture in
@@ -150,9 +150,8 @@ private struct ActivationFixture {
     func stopActivatedDaemons() async -> [pid_t] {
         let pids = activatedPIDs()
         for pid in pids { kill(pid, SIGTERM) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline, pids.contains(where: Self.isRunning) {
-            try? await Task.sleep(for: .milliseconds(20))
+        try? await waitUntil("the activated daemons to exit", timeout: .seconds(10)) {
+            !pids.contains(where: Self.isRunning)
         }
         for pid in pids where Self.isRunning(pid) { kill(pid, SIGKILL) }
         try? await Task.sleep(for: .milliseconds(100))

@@ -105,7 +105,7 @@ import Testing
             environment: bus.environment, output: bus.directory.appendingPathComponent("get.out")
         )
         // The first progress line is printed once get is subscribed.
-        #expect(try await get.waitForLines(1))
+        try await get.waitForLines(1)
         let stopped = await first.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
         let result = await get.finish()
@@ -137,7 +137,7 @@ import Testing
             ["get", server.url("/gen/2m?seed=57&stall-after=100000&stall-seconds=5"), "-o", bus.directory.path + "/x"],
             environment: bus.environment, output: output
         )
-        #expect(try await get.waitForLines(1))
+        try await get.waitForLines(1)
         bus.stop()
         let result = await get.finish()
         #expect(result.status == 69)

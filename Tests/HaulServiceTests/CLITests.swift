@@ -54,14 +54,16 @@ import Testing
                 ["busy", "--", "sh", "-c", "touch \(marker); while [ ! -e \(release) ]; do sleep 0.05; done; exit 7"],
                 environment: fixture.bus.environment
             )
-            #expect(try await fixture.eventually(timeout: .seconds(20)) {
+            try await waitUntil("haul busy's hold", timeout: .seconds(20)) {
                 try await fixture.indicatorProperty(.activityCount) == .uint32(1)
-            })
+            }
             #expect(FileManager.default.createFile(atPath: release, contents: nil))
             let result = await Command.finish(busy)
             #expect(result.status == 7)
             #expect(FileManager.default.fileExists(atPath: marker))
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.activityCount) == .uint32(0) })
+            try await waitUntil("the hold's release") {
+                try await fixture.indicatorProperty(.activityCount) == .uint32(0)
+            }
         }
     }
 
@@ -78,12 +80,14 @@ import Testing
                     kill(pid, SIGKILL)
                 }
             }
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.activityCount) == .uint32(1) })
+            try await waitUntil("haul busy's hold") {
+                try await fixture.indicatorProperty(.activityCount) == .uint32(1)
+            }
             kill(busy.pid, SIGKILL)
             _ = await Command.finish(busy)
-            #expect(try await fixture.eventually(timeout: .seconds(10)) {
+            try await waitUntil("the killed haul busy's hold to go", timeout: .seconds(10)) {
                 try await fixture.indicatorProperty(.activityCount) == .uint32(0)
-            })
+            }
         }
     }
 
@@ -105,14 +109,20 @@ import Testing
                 output: fixture.bus.directory.appendingPathComponent("monitor.out")
             )
             // The first line is printed once monitor is subscribed.
-            #expect(try await monitor.waitForLines(1))
+            try await monitor.waitForLines(1)
             try await fixture.callIndicator(.incrementActivityCount)
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.visible) == .boolean(true) })
+            try await waitUntil("the indicator to show") {
+                try await fixture.indicatorProperty(.visible) == .boolean(true)
+            }
             try await fixture.callIndicator(.decrementActivityCount)
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.state) == .state(.notActive) })
+            try await waitUntil("the indicator to go idle") {
+                try await fixture.indicatorProperty(.state) == .state(.notActive)
+            }
             // The last change printed is the return to idle.
             let idle = format == "--waybar" ? #""alt":"idle""# : #""state":"\#(IndicatorStateName.notActive.rawValue)""#
-            #expect(try await monitor.waitUntil { $0.count >= 4 && $0.last?.contains(idle) == true })
+            try await monitor.waitForOutput("four lines, the last idle") {
+                $0.count >= 4 && $0.last?.contains(idle) == true
+            }
             kill(monitor.running.pid, SIGTERM)
             _ = await Command.finish(monitor.running)
             let output = monitor.lines.joined(separator: "\n")

@@ -9,7 +9,7 @@ import Testing
 /// Every name, option, value and default of the contract target against what `dbus/org.haul.Haul1.xml` documents, in
 /// both directions: each member, property, option and error of the document has a constant, and each constant is in
 /// the document.
-@Suite struct ContractNameTests {
+@Suite(.timeLimit(.minutes(2))) struct ContractNameTests {
     let document: ContractDocument
 
     init() throws { document = try ContractDocument() }

@@ -5,9 +5,9 @@ import HaulTestSupport
 import Testing
 
 /// The crash-loop guard, end to end: hauld killed (SIGKILL) while a download's attempt is in flight, twice in a row,
-/// restores the task suspended with a message instead of starting it a third time; once alone, or with a clean stop
-/// in between, it continues as before. The server stalls each attempt after 100 000 bytes (`stall-after`), so every
-/// kill finds one in flight.
+/// restores the task suspended with a message instead of starting it a third time; once alone, it continues as
+/// before (with a clean stop in between too: `TaskServicePersistenceTests`, in-process). The server stalls each
+/// attempt after 100 000 bytes (`stall-after`), so every kill finds one in flight.
 @Suite(.timeLimit(.minutes(3))) struct CrashLoopGuardTests {
     static let size = 2 * 1_048_576
     static let seed = 31
@@ -34,15 +34,14 @@ import Testing
 
         /// Waits until the attempt in flight has stalled with at least `bytes` in the partial file.
         func waitForStall(at bytes: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while partialSize < bytes, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-            #expect(partialSize >= bytes, "the attempt did not get to \(bytes) bytes")
+            try await waitUntil("the attempt to get to \(bytes) bytes", timeout: .seconds(30)) {
+                partialSize >= bytes
+            }
         }
 
         func waitUntilCompleted(_ task: ObjectPath) async throws {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try await property(task, .state) != .state(.completed), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("\(task) to complete", timeout: .seconds(60), every: .milliseconds(100)) {
+                try await property(task, .state) == .state(.completed)
             }
             #expect(try await property(task, .errorName) == .string(""))
             let expected = try await TestHTTPServer.sha256OfGenerated(
@@ -101,34 +100,6 @@ import Testing
             let ranges = try await restarts.server.stats().ranges(query)
             #expect(ranges.count == 2 && !ranges.contains("bytes=0-"), "every start continued the file: \(ranges)")
             _ = await third.stop()
-        }
-    }
-
-    /// A kill, a clean stop, a kill: never two unclean exits in a row, so the task goes on.
-    @Test func aCleanStopBetweenKillsStartsTheCountAgain() async throws {
-        try await Self.with(stalls: 3) { restarts, query in
-            let first = try await restarts.start()
-            let task = try await download(restarts, query)
-            try await restarts.waitForStall(at: 100_000)
-            _ = await first.stop(signal: SIGKILL)
-
-            let second = try await restarts.start()
-            try await restarts.waitForStall(at: 200_000)
-            let clean = await second.stop(signal: SIGTERM)
-            #expect(clean.status == 0, "\(clean.stderr)")
-
-            let third = try await restarts.start()
-            try await restarts.waitForStall(at: 300_000)
-            _ = await third.stop(signal: SIGKILL)
-
-            let fourth = try await restarts.start()
-            // Continued, not held back: running, or already done (nothing stalls this fourth attempt).
-            let state = try await restarts.property(task, .state)
-            #expect(state == .state(.running) || state == .state(.completed), "\(state)")
-            #expect(try await restarts.property(task, .errorMessage) == .string(""))
-            try await restarts.waitUntilCompleted(task)
-            #expect(try await restarts.server.stats().requests(query) == 4)
-            _ = await fourth.stop()
         }
     }
 }

@@ -71,7 +71,7 @@ import Testing
                     continue
                 }
                 let task = try #require(reply.first?.objectPathValue)
-                _ = try await daemon.eventually(timeout: .seconds(10)) {
+                try await waitUntil("\(task) to complete", timeout: .seconds(10)) {
                     let state = try? await daemon.client.property(
                         destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
                         name: TaskProperty.state.name

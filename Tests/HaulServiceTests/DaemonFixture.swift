@@ -48,16 +48,4 @@ struct DaemonFixture {
             destination: Self.name, path: Self.manager, interface: Self.indicator, member: method.rawValue
         )
     }
-
-    /// Polls until `condition` holds, failing after `timeout` (for state that settles asynchronously).
-    func eventually(
-        timeout: Duration = .seconds(5), _ condition: () async throws -> Bool
-    ) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return try await condition()
-    }
 }

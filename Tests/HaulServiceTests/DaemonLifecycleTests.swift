@@ -44,7 +44,9 @@ import Testing
         environment["XDG_STATE_HOME"] = bus.directory.appendingPathComponent("state").path
         let running = try Command.start(Command.built("hauld"), ["--log-level", "debug"], environment: environment)
         let probe = try await DBusConnection.connect(address: bus.address)
-        while try await !probe.nameHasOwner(HaulBus.name) { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil("hauld to take its name", timeout: .seconds(20)) {
+            try await probe.nameHasOwner(HaulBus.name)
+        }
         await probe.close()
         kill(running.pid, SIGTERM)
         let result = await Command.finish(running)

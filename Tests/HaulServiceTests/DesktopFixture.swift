@@ -34,14 +34,13 @@ struct DesktopFixture {
         _ member: String, in log: CallLog, timeout: Duration = .seconds(20),
         where condition: @Sendable (RecordedCall) -> Bool = { _ in true }
     ) async throws -> RecordedCall {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let call = await log.calls(member).first(where: condition) { return call }
-            guard ContinuousClock.now < deadline else {
-                let seen = await log.calls.map(\.member)
-                throw TestSupportError("no \(member) call as expected within \(timeout); received \(seen)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        var found: RecordedCall?
+        let members = { "received \(await log.calls.map(\.member))" }
+        try await waitUntil("a \(member) call as expected", timeout: timeout, seen: members) {
+            found = await log.calls(member).first(where: condition)
+            return found != nil
         }
+        guard let found else { throw TestSupportError("no \(member) call") }
+        return found
     }
 }

@@ -292,13 +292,12 @@ import Testing
                 ).first?.arrayValue?.compactMap(\.objectPathValue) ?? []
             #expect(tasks.count == calls.count)
             for task in tasks {
-                let ended = try await caller.daemon.eventually(timeout: .seconds(30)) {
+                try await waitUntil("\(task) to end", timeout: .seconds(30)) {
                     try await caller.daemon.client.property(
                         destination: DaemonFixture.name, path: task, interface: Self.task,
                         name: TaskProperty.state.name
                     ) == .state(.completed)
                 }
-                #expect(ended, "\(task) did not end")
             }
             try await caller.expectAlive()
         }
@@ -425,14 +424,13 @@ import Testing
                 // Whatever the order, every task ends cancelled (once its attempt has stopped) and forgettable.
                 _ = try await caller.send([Self.manager(.cancelAll, [])])
                 for task in tasks {
-                    let settled = try await caller.daemon.eventually(timeout: .seconds(20)) {
+                    try await waitUntil("\(task) to complete after CancelAll", timeout: .seconds(20)) {
                         let state = try? await caller.daemon.client.property(
                             destination: DaemonFixture.name, path: task, interface: Self.task,
                             name: TaskProperty.state.name
                         )
                         return state == nil || state == .state(.completed)
                     }
-                    #expect(settled, "\(task) did not complete after CancelAll")
                 }
                 let forgets = try await caller.send(
                     tasks.map { HostileCaller.call($0, Self.task, TaskMethod.forget.rawValue) }

@@ -4,7 +4,7 @@ import Testing
 
 /// An idle hauld arms no timer of its own and leaves libdispatch's pool unused (`EventLoopClock`, `HauldMain`):
 /// once its transfers and indicator delays are over, none of its threads wakes.
-@Suite(.timeLimit(.minutes(1))) struct IdleTests {
+@Suite(.timeLimit(.minutes(2))) struct IdleTests {
     @Test func noThreadWakesOnceATransferIsOver() async throws {
         try await TransferFixture.with { f throws in
             let task = try await f.download("/gen/2m?seed=41", to: "idle.bin")

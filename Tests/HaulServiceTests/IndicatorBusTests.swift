@@ -13,10 +13,7 @@ import Testing
             try await fixture.setIndicator(.activationDelay, .double(0.3))
             try await fixture.setIndicator(.completionDelay, .double(0.2))
             let signals = try await fixture.client.messages(matching: [
-                MatchRule(
-                    kind: .signal, interface: DaemonFixture.indicator,
-                    member: IndicatorSignal.visibilityChanged.rawValue
-                )
+                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
             ])
             var iterator = signals.makeAsyncIterator()
             let holder = try await DBusConnection.connect(address: fixture.bus.address)
@@ -44,19 +41,16 @@ import Testing
         try await DaemonFixture.with { fixture throws in
             try await fixture.setIndicator(.activationDelay, .double(30))
             let changes = try await fixture.client.messages(matching: [
-                MatchRule(
-                    kind: .signal, interface: DaemonFixture.indicator,
-                    member: IndicatorSignal.visibilityChanged.rawValue
-                )
+                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
             ])
             try await fixture.callIndicator(.incrementActivityCount)
             #expect(try await fixture.indicatorProperty(.state) == .state(.delayingStart))
             try await fixture.callIndicator(.decrementActivityCount)
             #expect(try await fixture.indicatorProperty(.state) == .state(.delayingStart))
             try await fixture.setIndicator(.activationDelay, .double(0))
-            #expect(try await fixture.eventually {
+            try await waitUntil("the indicator to go idle") {
                 try await fixture.indicatorProperty(.state) == .state(.notActive)
-            })
+            }
             #expect(try await fixture.indicatorProperty(.visible) == .boolean(false))
             // Nothing was announced: the next signal is the one this test provokes now.
             try await fixture.callIndicator(.incrementActivityCount)
@@ -73,9 +67,9 @@ import Testing
             try await fixture.callIndicator(.incrementActivityCount, on: stayer)
             #expect(try await fixture.indicatorProperty(.activityCount) == .uint32(4))
             await leaver.close()
-            #expect(try await fixture.eventually(timeout: .seconds(5)) {
+            try await waitUntil("the leaver's holds to go", timeout: .seconds(5)) {
                 try await fixture.indicatorProperty(.activityCount) == .uint32(1)
-            })
+            }
             await stayer.close()
         }
     }
@@ -108,9 +102,9 @@ import Testing
             await withTaskGroup(of: Void.self) { group in
                 for client in clients { group.addTask { await client.close() } }
             }
-            #expect(try await fixture.eventually {
+            try await waitUntil("the fifty clients' holds to go") {
                 try await fixture.indicatorProperty(.activityCount) == .uint32(0)
-            })
+            }
         }
     }
 
@@ -118,12 +112,16 @@ import Testing
         try await DaemonFixture.with { fixture throws in
             try await fixture.setIndicator(.activationDelay, .double(0))
             try await fixture.callIndicator(.incrementActivityCount)
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.visible) == .boolean(true) })
+            try await waitUntil("the indicator to show") {
+                try await fixture.indicatorProperty(.visible) == .boolean(true)
+            }
             try await fixture.setIndicator(.enabled, .boolean(false))
             #expect(try await fixture.indicatorProperty(.visible) == .boolean(false))
             #expect(try await fixture.indicatorProperty(.state) == .state(.notActive))
             try await fixture.setIndicator(.enabled, .boolean(true))
-            #expect(try await fixture.eventually { try await fixture.indicatorProperty(.visible) == .boolean(true) })
+            try await waitUntil("the indicator to show") {
+                try await fixture.indicatorProperty(.visible) == .boolean(true)
+            }
         }
     }
 

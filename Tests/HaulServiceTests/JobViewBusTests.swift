@@ -40,10 +40,10 @@ import Testing
 
                 try await FakeJobViewServer.press("resumeRequested", on: view, of: kde)
                 try await f.wait(task, until: .running)
-                #expect(try await f.daemon.eventually {
+                try await waitUntil("an update saying the job is no longer suspended") {
                     await kde.log.calls("update").last { $0.vardict(0)["suspended"] != nil }?.vardict(0)["suspended"]
                         == .boolean(false)
-                })
+                }
 
                 try await FakeJobViewServer.press("cancelRequested", on: view, of: kde)
                 try await f.wait(task, until: .completed)

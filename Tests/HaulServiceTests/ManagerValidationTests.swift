@@ -97,12 +97,11 @@ import Testing
                 #expect(await call(fixture, method, []) == nil)
             }
             #expect(await call(fixture, .cancelAll, []) == nil)
-            #expect(try await fixture.eventually {
+            try await waitUntil("the cancelled task to complete") {
                 try await fixture.client.property(
-                    destination: DaemonFixture.name, path: task, interface: HaulBus.taskInterface,
-                    name: TaskProperty.state.name
+                    destination: DaemonFixture.name, path: task, interface: HaulBus.taskInterface, name: TaskProperty.state.name
                 ) == .state(.completed)
-            })
+            }
         }
     }
 }

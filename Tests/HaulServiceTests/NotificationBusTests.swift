@@ -29,7 +29,7 @@ import Testing
                 #expect(failure.vardict(6)["category"] == .string("transfer.error"))
 
                 // Each notification leaves before its job view ends: after both ends, there were exactly two.
-                #expect(try await f.daemon.eventually { await kde.log.calls("terminate").count == 2 })
+                try await waitUntil("both job views to end") { await kde.log.calls("terminate").count == 2 }
                 #expect(await notifications.log.calls("Notify").count == 2)
             }
             await kde.close()

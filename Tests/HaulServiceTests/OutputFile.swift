@@ -21,27 +21,28 @@ struct CommandWithOutputFile {
         ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n")
     }
 
-    /// Waits until at least `count` lines were printed; false if the command ended or `timeout` passed first.
-    func waitForLines(_ count: Int, timeout: Duration = .seconds(20)) async throws -> Bool {
-        try await waitUntil(timeout: timeout) { $0.count >= count }
+    /// Waits until at least `count` lines were printed; throws if the command ended or `timeout` passed first.
+    func waitForLines(_ count: Int, timeout: Duration = .seconds(20)) async throws {
+        try await waitForOutput("\(count) lines", timeout: timeout) { $0.count >= count }
     }
 
     /// Waits until the command exits; one still running after `timeout` is killed (SIGKILL), so that a command that
     /// would hang fails its test at once instead of at the suite's time limit.
     func finish(within timeout: Duration = .seconds(20)) async -> CommandResult {
-        let deadline = ContinuousClock.now + timeout
-        while running.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        try? await waitUntil("the command to exit", timeout: timeout) { !running.isRunning }
         if running.isRunning { kill(running.pid, SIGKILL) }
         return await Command.finish(running)
     }
 
-    /// Waits until the lines printed so far satisfy `condition`; false if the command ended or `timeout` passed.
-    func waitUntil(timeout: Duration = .seconds(20), _ condition: ([Substring]) -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !condition(lines) {
-            guard running.isRunning, ContinuousClock.now < deadline else { return condition(lines) }
-            try await Task.sleep(for: .milliseconds(20))
+    /// Waits until the lines printed so far satisfy `condition` (`what` says what they should show); throws if the
+    /// command ended or `timeout` passed first.
+    func waitForOutput(
+        _ what: String, timeout: Duration = .seconds(20), _ condition: ([Substring]) -> Bool
+    ) async throws {
+        try await waitUntil("\(what) from \(output.lastPathComponent)", timeout: timeout, seen: { "\(lines)" }) {
+            if condition(lines) { return true }
+            guard running.isRunning else { throw TestSupportError("the command exited; it printed \(lines)") }
+            return false
         }
-        return true
     }
 }

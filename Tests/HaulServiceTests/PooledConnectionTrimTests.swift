@@ -1,55 +1,61 @@
 import HaulService
-import Synchronization
 import Testing
 
-/// Each test allows for a machine too busy to make its second step within the delay: what it then checks is what
-/// the trim must do in that order of events.
+/// In virtual time: when the trim happens, to the nanosecond, and how often.
 @Suite(.timeLimit(.minutes(1))) struct PooledConnectionTrimTests {
-    let clock = EventLoopClock()
-    let delay = Duration.seconds(1)
+    let clock = ManualClock()
+    let delay = Duration.seconds(60)
+    /// When each trim happened.
+    let trims: AsyncStream<ContinuousClock.Instant>
+    let trimmed: AsyncStream<ContinuousClock.Instant>.Continuation
+
+    init() {
+        (trims, trimmed) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
+    }
+
+    func makeTrim() -> PooledConnectionTrim {
+        PooledConnectionTrim(after: delay, clock: clock) { [clock, trimmed] in trimmed.yield(clock.now) }
+    }
 
     /// The pool closes the connection of the latest release last: the trim waits for it, and happens once.
-    @Test func aLaterReleaseMovesTheTrim() async throws {
-        let trims = Mutex<[EventLoopClock.Instant]>([])
-        let trim = PooledConnectionTrim(after: delay) { [clock] in trims.withLock { $0.append(clock.now) } }
-        let firstRelease = clock.now
+    @Test func aLaterReleaseMovesTheTrim() async {
+        let trim = makeTrim()
+        let first = clock.now
         await trim.connectionReleased()
-        try await clock.sleep(for: .milliseconds(100))
-        let lastRelease = clock.now
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(30))
         await trim.connectionReleased()
-        let released = clock.now
-        try await waitUntil { trims.withLock { !$0.isEmpty } }
-        try await clock.sleep(for: delay)
-        let times = trims.withLock { $0 }
-        #expect(try #require(times.last) >= lastRelease.advanced(by: delay))
-        if released < firstRelease.advanced(by: delay) {
-            #expect(times.count == 1)
+        clock.advance(by: .seconds(30))
+        // Woken at the first release's deadline, it sleeps on until the second's.
+        await clock.waitForSleepers(count: 1)
+        #expect(clock.deadlines == [first.advanced(by: .seconds(90))])
+        clock.advance(by: .seconds(30))
+        var iterator = trims.makeAsyncIterator()
+        #expect(await iterator.next() == first.advanced(by: .seconds(90)))
+        #expect(clock.deadlines.isEmpty, "once")
+    }
+
+    @Test func aReleaseAfterATrimArmsAnotherOne() async {
+        let trim = makeTrim()
+        var iterator = trims.makeAsyncIterator()
+        for _ in 0..<2 {
+            let released = clock.now
+            await trim.connectionReleased()
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: delay)
+            #expect(await iterator.next() == released.advanced(by: delay))
         }
     }
 
-    @Test func aReleaseAfterATrimArmsAnotherOne() async throws {
-        let count = Mutex(0)
-        let trim = PooledConnectionTrim(after: .milliseconds(50)) { count.withLock { $0 += 1 } }
+    @Test func cancelledBeforeItsDeadlineItNeverTrims() async {
+        let trim = makeTrim()
         await trim.connectionReleased()
-        try await waitUntil { count.withLock { $0 == 1 } }
-        await trim.connectionReleased()
-        try await waitUntil { count.withLock { $0 == 2 } }
-    }
-
-    @Test func cancelledBeforeItsDeadlineItNeverTrims() async throws {
-        let count = Mutex(0)
-        let trim = PooledConnectionTrim(after: delay) { count.withLock { $0 += 1 } }
-        let start = clock.now
-        await trim.connectionReleased()
+        await clock.waitForSleepers(count: 1)
         await trim.cancel()
-        let cancelled = clock.now
-        try await clock.sleep(until: start.advanced(by: delay * 2))
-        if cancelled < start.advanced(by: delay) {
-            #expect(count.withLock { $0 } == 0)
-        }
-    }
-
-    private func waitUntil(_ condition: () -> Bool) async throws {
-        while !condition() { try await clock.sleep(for: .milliseconds(10)) }
+        await clock.waitForSleepers(count: 0)
+        clock.advance(by: delay * 2)
+        trimmed.finish()
+        var iterator = trims.makeAsyncIterator()
+        #expect(await iterator.next() == nil)
     }
 }

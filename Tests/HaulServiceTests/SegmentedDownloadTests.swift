@@ -71,9 +71,8 @@ import Testing
         let query = "/gen/16m?seed=82&throttle=2000000"
         let heard = Heard()
         let first = Task { try await Self.download(server, query, to: partial, connections: 4, heard: heard) }
-        let started = ContinuousClock.now
-        while heard.bytes.withLock({ $0 }) < UInt64(4 * Self.mib), ContinuousClock.now - started < .seconds(30) {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("4 MiB written", timeout: .seconds(30)) {
+            heard.bytes.withLock { $0 } >= UInt64(4 * Self.mib)
         }
         first.cancel()
         _ = await first.result

@@ -81,19 +81,17 @@ import Testing
                 name: TaskProperty.bytesReceived.name
             ))?.uint64Value) ?? 0
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while await received() < UInt64(12 * Self.mib), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("12 MiB received", timeout: .seconds(30), every: .milliseconds(50)) {
+            await received() >= UInt64(12 * Self.mib)
         }
         _ = await first.stop(signal: SIGKILL)
         let sentBefore = try await server.stats().bytesSent(query)
 
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
-        let finished = ContinuousClock.now + .seconds(60)
-        while (try? await client.property(
-            destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: TaskProperty.state.name
-        )) != .state(.completed), ContinuousClock.now < finished {
-            try await Task.sleep(for: .milliseconds(100))
+        try await waitUntil("the restored download to complete", timeout: .seconds(60), every: .milliseconds(100)) {
+            (try? await client.property(
+                destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "State"
+            )) == .state(.completed)
         }
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: size, seed: 94)))
         let stats = try await server.stats()

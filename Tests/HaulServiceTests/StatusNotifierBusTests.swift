@@ -45,10 +45,10 @@ import Testing
                 #expect(try await property("Status") == .string("Active"))
 
                 let task = try await f.download("/gen/8m?seed=41&throttle=400000", to: "tray.bin")
-                #expect(try await f.daemon.eventually(timeout: .seconds(10)) {
+                try await waitUntil("the tooltip to show the transfer", timeout: .seconds(10)) {
                     let text = try await Self.toolTipText(property("ToolTip"))
                     return text.hasPrefix("1 transfer: tray.bin ") && text.hasSuffix("%")
-                })
+                }
                 await holder.close()
                 try await f.taskCall(task, .cancel)
                 _ = try await DesktopFixture.call("NewStatus", in: signals) { $0.arguments == [.string("Passive")] }

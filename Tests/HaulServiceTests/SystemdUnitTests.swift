@@ -5,7 +5,7 @@ import Testing
 
 /// systemd/hauld.service as systemd itself judges it (`systemd-analyze verify` and `security`), and the
 /// promises the unit and the D-Bus activation file make to each other. systemd does not need to run for this.
-@Suite("The systemd user unit")
+@Suite("The systemd user unit", .timeLimit(.minutes(2)))
 struct SystemdUnitTests {
     @Test func unitPassesSystemdAnalyzeVerify() async throws {
         try await UnitCopy.with { copy in

@@ -67,19 +67,19 @@ struct TransferFixture {
     /// Waits until the task reaches `state` (generous: retries take seconds).
     func wait(_ path: ObjectPath, until state: TaskStateName, timeout: Duration = .seconds(30)) async throws {
         // A task that does not exist yet (a CLI still creating it) is simply not there yet.
-        let reached = try await daemon.eventually(timeout: timeout) {
-            (try? await property(path, .state)) == .string(state.rawValue)
+        try await waitUntil(
+            "\(path) to reach \(state.rawValue)", timeout: timeout,
+            seen: { "State \(String(describing: try? await property(path, .state)))" }
+        ) {
+            (try? await property(path, .state)) == .state(state)
         }
-        let current = try? await property(path, .state)
-        #expect(reached, "\(path) did not reach \(state); it is \(String(describing: current))")
     }
 
     /// Waits until the task has at least `bytes` on disk.
     func wait(_ path: ObjectPath, received bytes: UInt64) async throws {
-        let reached = try await daemon.eventually(timeout: .seconds(30)) {
+        try await waitUntil("\(path) to receive \(bytes) bytes", timeout: .seconds(30)) {
             ((try? await property(path, .bytesReceived))?.uint64Value ?? 0) >= bytes
         }
-        #expect(reached, "\(path) did not receive \(bytes) bytes")
     }
 
     func errorName(_ path: ObjectPath) async throws -> String {

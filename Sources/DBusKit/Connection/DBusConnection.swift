@@ -77,6 +77,19 @@ public actor DBusConnection {
         )
     }
 
+    /// Connects to the system bus named by `DBUS_SYSTEM_BUS_ADDRESS`, else the well-known socket.
+    public static func systemBus() async throws(DBusError) -> DBusConnection {
+        let variable = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+        return try await connect(address: systemBusAddress(environment: variable))
+    }
+
+    /// The system bus address for a value of `DBUS_SYSTEM_BUS_ADDRESS` (nil when unset): the value unless it is
+    /// empty, else libdbus's default, `unix:path=/var/run/dbus/system_bus_socket`.
+    public static func systemBusAddress(environment value: String?) -> String {
+        if let value, !value.isEmpty { return value }
+        return "unix:path=/var/run/dbus/system_bus_socket"
+    }
+
     public var isConnected: Bool { !isClosed && dbus_connection_get_is_connected(handle.pointer) != 0 }
 
     /// Closes the connection: pending calls fail with `Disconnected`, subscriptions finish.

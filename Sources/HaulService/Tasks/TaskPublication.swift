@@ -10,8 +10,6 @@ enum TaskPublication: Sendable, CustomStringConvertible {
     case managerSignal(member: String, body: [DBusValue])
     /// How many tasks run, for the activity indicator.
     case runningTasks(UInt32)
-    /// An attempt ended in a way that may have left its connection in async-http-client's pool.
-    case connectionReleased
     /// Resumed once everything queued before it is sent.
     case barrier(CheckedContinuation<Void, Never>)
 
@@ -23,7 +21,6 @@ enum TaskPublication: Sendable, CustomStringConvertible {
         case .managerProperties: "the Manager's properties"
         case .managerSignal(let member, _): member
         case .runningTasks: "the running task count"
-        case .connectionReleased: "a connection left in the pool"
         case .barrier: "a barrier"
         }
     }

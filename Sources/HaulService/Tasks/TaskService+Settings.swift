@@ -64,13 +64,3 @@ extension TaskService {
         return limit
     }
 }
-
-extension TransferKind {
-    /// Which of the Manager's limits applies to a task of this kind.
-    var rateDirection: RateGate.Direction {
-        switch self {
-        case .download: .download
-        case .upload: .upload
-        }
-    }
-}

@@ -19,36 +19,41 @@ import Logging
 actor TaskService {
     let objects: DBusObjectServer
     private let indicator: ActivityIndicatorService
-    let client: TransferClient
+    let attempts: any AttemptRunner
     private let store: TaskStore
     /// Saves records off the actor: replies do not wait for the disk.
-    private let records: TaskRecordWriter
+    let records: TaskRecordWriter
     let logger: Logger
-    let clock = EventLoopClock()
+    /// Retry timers, the progress ticker and the machines' `now`.
+    let clock: any ServiceClock
     var tasks: [UInt32: ManagedTask] = [:]
     var isShuttingDown = false
     /// The Manager's read-write settings (`DefaultConnections`, the rate limits), saved in `settingsURL`.
     var settings: ManagerSettings
     let settingsURL: URL
-    /// The rate limits as the connections see them: the Manager's and each running task's.
-    let rates = RateGate()
-    private var nextID: UInt32 = 1
+    /// The rate limits as the connections see them, shared with the attempt runner: the Manager's are set here, and a
+    /// task's own when it changes mid-transfer.
+    let rates: RateGate
+    private(set) var nextID: UInt32 = 1
     /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
     private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
     private let outbox: AsyncStream<TaskPublication>
     let outboxInput: AsyncStream<TaskPublication>.Continuation
-    /// What async-http-client frees a minute after the load, when it closes its pooled connections.
-    let pooledConnectionTrim = PooledConnectionTrim()
 
+    /// `attempts` runs the transfers (`TransferAttempts` in hauld) under `rates`; `clock` is hauld's `EventLoopClock`
+    /// unless a test moves time by hand.
     init(
-        objects: DBusObjectServer, indicator: ActivityIndicatorService, client: TransferClient, store: TaskStore,
-        settingsURL: URL, logger: Logger
+        objects: DBusObjectServer, indicator: ActivityIndicatorService, attempts: any AttemptRunner,
+        rates: RateGate = RateGate(), store: TaskStore, settingsURL: URL, clock: any ServiceClock = EventLoopClock(),
+        logger: Logger
     ) {
         self.objects = objects
         self.indicator = indicator
-        self.client = client
+        self.attempts = attempts
+        self.rates = rates
         self.store = store
+        self.clock = clock
         records = TaskRecordWriter(store: store)
         self.logger = logger
         self.settingsURL = settingsURL
@@ -108,7 +113,6 @@ actor TaskService {
     func shutdown() async {
         isShuttingDown = true
         ticker?.cancel()
-        await pooledConnectionTrim.cancel()
         for task in tasks.values {
             task.retryTimer?.cancel()
             task.attempt?.cancel()
@@ -122,7 +126,7 @@ actor TaskService {
         await published()
         outboxInput.finish()
         await records.flush()
-        await client.shutdown()
+        await attempts.shutdown()
     }
 
     // MARK: Manager requests
@@ -247,9 +251,7 @@ actor TaskService {
                 tasks[id]?.attempt?.cancel()
             case .armRetryTimer(let deadline, let generation):
                 tasks[id]?.retryTimer?.cancel()
-                tasks[id]?.retryTimer = Task { [weak self, clock] in
-                    try? await Task.sleep(until: deadline, clock: clock)
-                    guard !Task.isCancelled else { return }
+                tasks[id]?.retryTimer = clock.timer(at: deadline) { [weak self] in
                     await self?.retryTimerFired(id, generation: generation)
                 }
             case .cancelRetryTimer:
@@ -378,8 +380,6 @@ actor TaskService {
                 )
             case .runningTasks(let count):
                 await indicator.setRunningTaskCount(count)
-            case .connectionReleased:
-                await pooledConnectionTrim.connectionReleased()
             case .barrier(let continuation):
                 continuation.resume()
             }

@@ -1,8 +1,8 @@
-import HaulService
+import HaulDesktop
 import Testing
 
-@Suite struct DesktopFeaturesTests {
-    typealias Features = DesktopBridge.Features
+@Suite(.timeLimit(.minutes(2))) struct DesktopFeaturesTests {
+    typealias Features = DesktopFeatures
 
     @Test func defaultsAreJobViewsAndTrayIconWithoutNotifications() {
         let resolved = Features.resolve(noJobView: false, noStatusNotifier: false, notify: false, environment: [:])

@@ -1,7 +1,7 @@
 import Synchronization
 
-/// Carries an attempt's response head from the HTTP client's event loop to the service, and lets the attempt wait
-/// until it arrived: the service must see the head (status, validator, size) before the attempt's end, or a late
+/// Carries an attempt's response head from the HTTP client's event loop to the task service, and lets the attempt
+/// wait until it arrived: the service must see the head (status, validator, size) before the attempt's end, or a late
 /// head would overwrite what the end recorded.
 final class HeadDelivery: Sendable {
     private let delivery = Mutex<Task<Void, Never>?>(nil)

@@ -1,0 +1,306 @@
+import DBusKit
+import HaulContract
+package import Logging
+
+/// Shows Haul in desktop panels: KDE job views with pause/resume/cancel buttons, a StatusNotifierItem tray icon
+/// and, when asked for, notifications when transfers end.
+///
+/// It is a client of the public contract only, on a connection of its own (``DesktopBus``): it follows the tasks
+/// through the ObjectManager and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
+/// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel` like any other client.
+///
+/// It has the shape of hauld's services: each event (``DesktopEvent``) changes the state (``DesktopModel``) at once
+/// and queues its effects in an ordered outbox, with no `await` in between; `run()` carries the outbox out in order.
+/// Only the answers to calls (`requestView`, the notification server's capabilities) come back on their own, as
+/// events, whenever the desktop gives them: a slow Plasma holds up nothing else. Time comes from the injected clock.
+package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant {
+    private let bus: any DesktopBus
+    /// The unique name of hauld's own connection: the bridge follows and calls it before it owns `org.haul.Haul1`, so
+    /// that it sees every task from the first.
+    private let daemon: String
+    private let clock: C
+    private let logger: Logger
+    private var model: DesktopModel
+    private var events: AsyncStream<DBusMessage>?
+    private var isRunning = false
+    private var toolTipTimer: Task<Void, Never>?
+    private let outbox: AsyncStream<Outgoing>
+    private let outboxInput: AsyncStream<Outgoing>.Continuation
+
+    private enum Outgoing {
+        case effect(DesktopEffect)
+        /// Resumed once everything queued before it is carried out.
+        case barrier(CheckedContinuation<Void, Never>)
+    }
+
+    package init(bus: any DesktopBus, daemon: String, features: DesktopFeatures, clock: C, logger: Logger) {
+        self.bus = bus
+        self.daemon = daemon
+        self.clock = clock
+        self.logger = logger
+        model = DesktopModel(features: features)
+        (outbox, outboxInput) = AsyncStream.makeStream(of: Outgoing.self)
+    }
+
+    /// Subscribes to everything the bridge follows and notes which panels are there. Called before hauld exports its
+    /// tasks: each of them then arrives as `InterfacesAdded`, in order with every later change, so nothing that
+    /// happens during start-up (a restored task finishing at once, say) can be missed.
+    package func subscribe() async throws {
+        events = try await bus.messages(matching: rules)
+        let features = model.features
+        // The owners now; a change queued meanwhile names the same owner and changes nothing.
+        let jobViewServer = features.jobViews ? await bus.owner(of: KDEJobView.serverName) : nil
+        let notificationServer = features.notifications ? await bus.owner(of: TransferNotification.busName) : nil
+        let trayWatcher = features.statusNotifier ? await bus.owner(of: StatusNotifierItem.watcherName) : nil
+        receive(
+            .started(
+                jobViewServer: jobViewServer, notificationServer: notificationServer != nil,
+                trayWatcher: trayWatcher != nil
+            )
+        )
+    }
+
+    /// Follows hauld until `stop()`, cancellation or the loss of the connection. Call `subscribe()` first.
+    package func run() async {
+        guard let events else { return }
+        isRunning = true
+        await withDiscardingTaskGroup { serving in
+            serving.addTask { [bus] in await bus.serve() }
+            // Before any effect is carried out: registering the tray icon needs it exported.
+            if model.features.statusNotifier { await exportTrayIcon() }
+            await withDiscardingTaskGroup { following in
+                following.addTask { await self.carryOut() }
+                for await message in events {
+                    if let event = DesktopEvent(message) { receive(event) }
+                }
+                // What is queued still goes out (or fails, the connection gone); then the carrying out ends.
+                outboxInput.finish()
+            }
+            toolTipTimer?.cancel()
+            serving.cancelAll()
+        }
+        await bus.close()
+    }
+
+    /// Ends the job views quietly (the transfers go on when hauld starts again) and closes the connection, which
+    /// ends `run()`. Without this, Plasma would say the application closed unexpectedly.
+    package func stop() async {
+        receive(.stopping)
+        if isRunning { await carriedOut() }
+        await bus.flush()
+        await bus.close()
+    }
+
+    /// Applies an event and queues its effects, in order, without suspending.
+    package func receive(_ event: DesktopEvent) {
+        if case .nameOwnerChanged(KDEJobView.serverName, let owner) = event, !owner.isEmpty, model.features.jobViews {
+            logger.debug("\(KDEJobView.serverName) is \(owner): showing transfers as KDE jobs")
+        }
+        for effect in model.handle(event, now: clock.now) {
+            if case .armToolTipTimer(let deadline) = effect {
+                armToolTipTimer(at: deadline)
+            } else {
+                outboxInput.yield(.effect(effect))
+            }
+        }
+    }
+
+    /// Returns once every effect queued so far has been carried out (at once when `run()` has ended).
+    package func carriedOut() async {
+        await withCheckedContinuation { continuation in
+            if case .terminated = outboxInput.yield(.barrier(continuation)) { continuation.resume() }
+        }
+    }
+
+    // MARK: Starting
+
+    private var rules: [MatchRule] {
+        var rules = [
+            MatchRule(
+                kind: .signal, sender: daemon, path: HaulBus.rootPath, interface: StandardInterfaces.objectManager.name
+            ),
+            MatchRule(
+                kind: .signal, sender: daemon, pathNamespace: HaulBus.rootPath,
+                interface: StandardInterfaces.properties.name, member: "PropertiesChanged"
+            ),
+        ]
+        if model.features.jobViews {
+            rules.append(Self.ownerChanges(of: KDEJobView.serverName))
+            // Only the server's owner can send these (DBusKit follows the name's owner).
+            rules.append(MatchRule(kind: .signal, sender: KDEJobView.serverName, interface: KDEJobView.viewInterface))
+        }
+        if model.features.statusNotifier {
+            rules.append(Self.ownerChanges(of: StatusNotifierItem.watcherName))
+        }
+        if model.features.notifications {
+            rules.append(Self.ownerChanges(of: TransferNotification.busName))
+        }
+        return rules
+    }
+
+    private static func ownerChanges(of name: String) -> MatchRule {
+        var rule = MatchRule.nameOwnerChanged
+        rule.arg0 = name
+        return rule
+    }
+
+    /// The tray icon starts passive, as hauld's indicator starts hidden; its changes arrive in order after that.
+    private func exportTrayIcon() async {
+        let interface = StatusNotifierItem.exportedInterface(
+            visible: IndicatorSnapshot().visible, toolTip: model.trayToolTip
+        )
+        do {
+            try await bus.export(interface, at: StatusNotifierItem.path)
+            logger.info("tray icon at \(bus.uniqueName) \(StatusNotifierItem.path)")
+        } catch {
+            logger.warning("no tray icon: \(error)")
+        }
+    }
+
+    private func armToolTipTimer(at deadline: ContinuousClock.Instant) {
+        toolTipTimer?.cancel()
+        toolTipTimer = Task { [weak self, clock] in
+            try? await clock.sleep(until: deadline, tolerance: nil)
+            guard !Task.isCancelled else { return }
+            await self?.receive(.toolTipDue)
+        }
+    }
+
+    // MARK: Carrying out
+
+    /// Carries out the outbox in order until it ends.
+    private nonisolated func carryOut() async {
+        for await outgoing in outbox {
+            switch outgoing {
+            case .effect(let effect): await perform(effect)
+            case .barrier(let continuation): continuation.resume()
+            }
+        }
+    }
+
+    /// Nothing here waits for an answer: a call that has one reports it back as an event.
+    private nonisolated func perform(_ effect: DesktopEffect) async {
+        do {
+            switch effect {
+            case .jobView(let action):
+                try perform(action)
+            case .askNotificationCapabilities(let query):
+                Task { await receive(.notificationCapabilities(query: query, bodyMarkup: await notificationMarkup())) }
+            case .notify(let notification, let bodyMarkup):
+                try bus.send(
+                    .methodCall(
+                        destination: TransferNotification.busName, path: TransferNotification.path,
+                        interface: TransferNotification.interface, member: "Notify",
+                        body: notification.arguments(bodyMarkup: bodyMarkup)
+                    )
+                )
+            case .registerTrayIcon:
+                Task { await registerTrayIcon() }
+            case .setTrayStatus(let visible):
+                let status = StatusNotifierItem.status(visible: visible)
+                try await bus.updateProperties(
+                    ["Status": .string(status)], interface: StatusNotifierItem.interface, at: StatusNotifierItem.path
+                )
+                try await bus.emitSignal(
+                    path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewStatus",
+                    [.string(status)]
+                )
+            case .setTrayToolTip(let toolTip):
+                try await bus.updateProperties(
+                    ["ToolTip": toolTip.value], interface: StatusNotifierItem.interface, at: StatusNotifierItem.path
+                )
+                try await bus.emitSignal(
+                    path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewToolTip", []
+                )
+            case .armToolTipTimer:
+                return  // armed when queued
+            }
+        } catch {
+            logger.error("the desktop bridge could not carry out \(effect): \(error)")
+        }
+    }
+
+    private nonisolated func perform(_ action: JobViewBook.Action) throws {
+        switch action {
+        case .requestView(let task, let server, let capabilities, let hints):
+            Task { await requestView(for: task, from: server, capabilities: capabilities, hints: hints) }
+        case .update(let view, let properties):
+            try bus.send(
+                .methodCall(
+                    destination: KDEJobView.serverName, path: view, interface: KDEJobView.viewInterface,
+                    member: "update", body: [.vardict(properties)]
+                )
+            )
+        case .terminate(let view, let errorCode, let errorMessage):
+            try bus.send(
+                .methodCall(
+                    destination: KDEJobView.serverName, path: view, interface: KDEJobView.viewInterface,
+                    member: "terminate", body: [.uint32(errorCode), .string(errorMessage), .vardict([:])]
+                )
+            )
+        case .control(let task, let method):
+            // In order with the button presses; a refusal (the task has just completed, say) needs no answer.
+            try bus.send(
+                .methodCall(destination: daemon, path: task, interface: HaulBus.taskInterface, member: method.rawValue)
+            )
+        }
+    }
+
+    /// A busy Plasma may take its time: the model keeps the task's state meanwhile, and the answer sends it.
+    private nonisolated func requestView(
+        for task: ObjectPath, from server: String, capabilities: Int32, hints: [String: DBusValue]
+    ) async {
+        var view: ObjectPath?
+        do {
+            let reply = try await bus.call(
+                .methodCall(
+                    destination: server, path: KDEJobView.serverPath, interface: KDEJobView.serverInterface,
+                    member: "requestView",
+                    body: [.string(KDEJobView.desktopEntry), .int32(capabilities), .vardict(hints)]
+                ),
+                timeout: .seconds(60)
+            )
+            guard let granted = reply.first?.objectPathValue else {
+                throw DBusError.failed("requestView answered \(reply), not an object path")
+            }
+            view = granted
+        } catch {
+            logger.warning("no KDE job view for \(task): \(error)")
+        }
+        await receive(.viewAnswered(task: task, server: server, view: view))
+    }
+
+    /// Whether the notification server reads markup in bodies; nil when it did not say.
+    private nonisolated func notificationMarkup() async -> Bool? {
+        do {
+            let reply = try await bus.call(
+                .methodCall(
+                    destination: TransferNotification.busName, path: TransferNotification.path,
+                    interface: TransferNotification.interface, member: "GetCapabilities"
+                ),
+                timeout: .seconds(5)
+            )
+            return reply.first?.arrayValue?.contains(.string(TransferNotification.bodyMarkupCapability)) == true
+        } catch {
+            logger.warning("the notification server did not list its capabilities: \(error)")
+            return nil
+        }
+    }
+
+    /// `RegisterStatusNotifierItem` with this connection's unique name, as KDE's own items do.
+    private nonisolated func registerTrayIcon() async {
+        do {
+            _ = try await bus.call(
+                .methodCall(
+                    destination: StatusNotifierItem.watcherName, path: StatusNotifierItem.watcherPath,
+                    interface: StatusNotifierItem.watcherInterface, member: "RegisterStatusNotifierItem",
+                    body: [.string(bus.uniqueName)]
+                ),
+                timeout: .seconds(5)
+            )
+            logger.debug("registered the tray icon with \(StatusNotifierItem.watcherName)")
+        } catch {
+            logger.warning("could not register the tray icon: \(error)")
+        }
+    }
+}

@@ -1,0 +1,19 @@
+/// What the desktop bridge does about an event. The bridge's model returns effects in order and its owner carries
+/// them out in that order; those that wait for an answer report it back as a ``DesktopEvent``.
+package enum DesktopEffect: Sendable, Equatable {
+    /// A KDE job view call: `requestView` (answered with ``DesktopEvent/viewAnswered(task:server:view:)``), `update`,
+    /// `terminate`, or a button's task method.
+    case jobView(JobViewBook.Action)
+    /// `GetCapabilities` of the notification server, answered with
+    /// ``DesktopEvent/notificationCapabilities(query:bodyMarkup:)``.
+    case askNotificationCapabilities(query: UInt64)
+    case notify(TransferNotification, bodyMarkup: Bool)
+    /// `RegisterStatusNotifierItem` with the bridge's connection.
+    case registerTrayIcon
+    /// The tray icon's `Status` and `NewStatus`.
+    case setTrayStatus(visible: Bool)
+    /// The tray icon's `ToolTip` and `NewToolTip`.
+    case setTrayToolTip(TrayToolTip)
+    /// ``DesktopEvent/toolTipDue`` at this instant: a timer of the bridge's own, not a call.
+    case armToolTipTimer(at: ContinuousClock.Instant)
+}

@@ -1,0 +1,63 @@
+package import DBusKit
+import HaulContract
+
+/// What the desktop bridge hears, in the order it hears it: hauld's tasks and indicator, the desktop's panels coming
+/// and going and a job view's buttons, and the answers to the bridge's own calls and timer.
+package enum DesktopEvent: Sendable, Equatable {
+    /// The bridge starts: who owns the job view server's name, and whether a notification server and a tray watcher
+    /// are on the bus.
+    case started(jobViewServer: String?, notificationServer: Bool, trayWatcher: Bool)
+    /// A task object appeared (`InterfacesAdded`), with every property.
+    case taskAdded(ObjectPath, [String: DBusValue])
+    /// A task's `PropertiesChanged`.
+    case taskChanged(ObjectPath, [String: DBusValue])
+    /// A task object went away (`InterfacesRemoved`).
+    case taskRemoved(ObjectPath)
+    /// The indicator's `PropertiesChanged`.
+    case indicatorChanged([String: DBusValue])
+    /// `name` has a new owner; an empty owner when it has none.
+    case nameOwnerChanged(name: String, owner: String)
+    /// A job view's signal (`suspendRequested`, …), sent by the job view server's owner.
+    case jobViewRequest(view: ObjectPath, signal: String)
+    /// `server` answered the `requestView` for `task` with a view, or refused it (nil).
+    case viewAnswered(task: ObjectPath, server: String, view: ObjectPath?)
+    /// The notification server answered the capabilities query `query`: whether it reads markup in bodies, or nil when
+    /// it did not answer.
+    case notificationCapabilities(query: UInt64, bodyMarkup: Bool?)
+    /// The tray icon's tooltip is due to be checked again.
+    case toolTipDue
+    /// hauld is stopping.
+    case stopping
+
+    /// The event a message of the bridge's subscriptions stands for; nil for one that says nothing it follows.
+    package init?(_ message: DBusMessage) {
+        let body = message.body
+        switch (message.interface, message.member) {
+        case (StandardInterfaces.objectManager.name?, "InterfacesAdded"?):
+            guard let path = body.first?.objectPathValue,
+                let properties = body.last?.stringDictionary?[HaulBus.taskInterface]?.stringDictionary
+            else { return nil }
+            self = .taskAdded(path, properties)
+        case (StandardInterfaces.objectManager.name?, "InterfacesRemoved"?):
+            guard let path = body.first?.objectPathValue,
+                body.last?.arrayValue?.contains(.string(HaulBus.taskInterface)) == true
+            else { return nil }
+            self = .taskRemoved(path)
+        case (StandardInterfaces.properties.name?, "PropertiesChanged"?):
+            guard let path = message.path, let changes = body.dropFirst().first?.stringDictionary else { return nil }
+            switch body.first?.stringValue {
+            case HaulBus.taskInterface?: self = .taskChanged(path, changes)
+            case HaulBus.indicatorInterface?: self = .indicatorChanged(changes)
+            default: return nil
+            }
+        case ("org.freedesktop.DBus"?, "NameOwnerChanged"?):
+            guard body.count == 3, let name = body[0].stringValue, let owner = body[2].stringValue else { return nil }
+            self = .nameOwnerChanged(name: name, owner: owner)
+        case (KDEJobView.viewInterface?, let member?):
+            guard let view = message.path else { return nil }
+            self = .jobViewRequest(view: view, signal: member)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package import DBusKit
+package import HaulContract
+
+/// The desktop bridge's state as a pure state machine: events (``DesktopEvent``) carry the current instant and
+/// return the effects to carry out, in order (``DesktopEffect``). It knows hauld's tasks only as the contract shows
+/// them (``TaskSnapshot``), and holds the KDE job views (``JobViewBook``), the notifications waiting for the server's
+/// capabilities (``NotificationQueue``) and the tray icon's tooltip schedule (``TrayToolTipSchedule``).
+package struct DesktopModel: Sendable {
+    package typealias Instant = ContinuousClock.Instant
+
+    package let features: DesktopFeatures
+    package private(set) var tasks: [ObjectPath: TaskSnapshot] = [:]
+    private var jobViews = JobViewBook()
+    private var notifications = NotificationQueue()
+    private var toolTip = TrayToolTipSchedule(shown: TrayToolTip(tasks: []))
+
+    package init(features: DesktopFeatures) {
+        self.features = features
+    }
+
+    /// The tray icon's tooltip as shown now.
+    package var trayToolTip: TrayToolTip { toolTip.shown }
+
+    package mutating func handle(_ event: DesktopEvent, now: Instant) -> [DesktopEffect] {
+        switch event {
+        case .started(let jobViewServer, let notificationServer, let trayWatcher):
+            var effects: [DesktopEffect] = []
+            if features.jobViews {
+                effects += jobViewActions(jobViews.serverOwner(jobViewServer, tasks: tasks, now: now))
+            }
+            if features.notifications, notificationServer { effects += notifications.serverChanged(present: true) }
+            if features.statusNotifier, trayWatcher { effects.append(.registerTrayIcon) }
+            return effects
+        case .taskAdded(let path, let properties):
+            return taskChanged(path, TaskSnapshot(properties: properties), now: now)
+        case .taskChanged(let path, let changes):
+            guard var task = tasks[path] else { return [] }
+            task.apply(changes)
+            return taskChanged(path, task, now: now)
+        case .taskRemoved(let path):
+            return taskChanged(path, nil, now: now)
+        case .indicatorChanged(let changes):
+            guard features.statusNotifier, let visible = IndicatorProperty.visible.value(in: changes)?.boolValue else {
+                return []
+            }
+            return [.setTrayStatus(visible: visible)]
+        case .nameOwnerChanged(let name, let owner):
+            return ownerChanged(name, owner: owner, now: now)
+        case .jobViewRequest(let view, let signal):
+            return jobViewActions(jobViews.viewRequested(signal, view: view))
+        case .viewAnswered(let task, let server, let view?):
+            return jobViewActions(jobViews.viewGranted(view, for: task, from: server, tasks[task], now: now))
+        case .viewAnswered(let task, let server, nil):
+            jobViews.viewRefused(for: task, from: server)
+            return []
+        case .notificationCapabilities(let query, let bodyMarkup):
+            return notifications.answered(query: query, bodyMarkup: bodyMarkup)
+        case .toolTipDue:
+            return toolTip.timerFired(now: now, current: currentToolTip)
+        case .stopping:
+            return jobViewActions(jobViews.shutdown())
+        }
+    }
+
+    /// A task appeared or changed; nil when it was removed. The notification goes first, so that it is on its way
+    /// before a job view ends.
+    private mutating func taskChanged(_ path: ObjectPath, _ task: TaskSnapshot?, now: Instant) -> [DesktopEffect] {
+        let before = tasks[path]
+        tasks[path] = task
+        var effects: [DesktopEffect] = []
+        if features.notifications, let before, let task,
+            let notification = TransferNotification(before: before, after: task)
+        {
+            effects += notifications.add(notification)
+        }
+        if features.jobViews { effects += jobViewActions(jobViews.taskChanged(path, task, now: now)) }
+        if features.statusNotifier { effects += toolTip.transfersChanged(now: now, current: currentToolTip) }
+        return effects
+    }
+
+    private mutating func ownerChanged(_ name: String, owner: String, now: Instant) -> [DesktopEffect] {
+        switch name {
+        case KDEJobView.serverName where features.jobViews:
+            return jobViewActions(jobViews.serverOwner(owner.isEmpty ? nil : owner, tasks: tasks, now: now))
+        case StatusNotifierItem.watcherName where features.statusNotifier && !owner.isEmpty:
+            return [.registerTrayIcon]
+        case TransferNotification.busName where features.notifications:
+            return notifications.serverChanged(present: !owner.isEmpty)
+        default:
+            return []
+        }
+    }
+
+    private func currentToolTip() -> TrayToolTip {
+        TrayToolTip(tasks: tasks.values.filter(\.isUnfinished).sorted { $0.id < $1.id })
+    }
+
+    private func jobViewActions(_ actions: [JobViewBook.Action]) -> [DesktopEffect] {
+        actions.map(DesktopEffect.jobView)
+    }
+}

@@ -1,0 +1,42 @@
+/// When the tray icon's tooltip, which follows progress, is worked out again: at most once per ``interval``, not on
+/// every progress signal, and sent only when it changed. A pure state machine: the owner arms the timer it asks for
+/// and reports when it fires.
+struct TrayToolTipSchedule: Sendable {
+    typealias Instant = ContinuousClock.Instant
+
+    static let interval: Duration = .seconds(1)
+
+    /// What the tray icon shows.
+    private(set) var shown: TrayToolTip
+    private var checked: Instant?
+    private var timerArmed = false
+
+    init(shown: TrayToolTip) {
+        self.shown = shown
+    }
+
+    /// The transfers changed: the tooltip is checked now if the last check was an interval ago or more, else when
+    /// that interval is over.
+    mutating func transfersChanged(now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
+        guard !timerArmed else { return [] }
+        let due = checked.map { $0 + Self.interval } ?? now
+        guard due > now else { return check(now: now, current: current) }
+        timerArmed = true
+        return [.armToolTipTimer(at: due)]
+    }
+
+    /// The timer armed by ``transfersChanged(now:current:)`` fired.
+    mutating func timerFired(now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
+        guard timerArmed else { return [] }
+        timerArmed = false
+        return check(now: now, current: current)
+    }
+
+    private mutating func check(now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
+        checked = now
+        let toolTip = current()
+        guard toolTip != shown else { return [] }
+        shown = toolTip
+        return [.setTrayToolTip(toolTip)]
+    }
+}

@@ -1,0 +1,188 @@
+import DBusKit
+import HaulContract
+import HaulDesktop
+import Logging
+import Testing
+
+/// The desktop bridge in-process, on a recording bus and a virtual clock: its effects leave in the order its events
+/// caused them, answers that take their time hold up nothing else, and its timer runs on the clock it is given.
+@Suite(.timeLimit(.minutes(1))) struct DesktopBridgeTests {
+    typealias Output = FakeDesktopBus.Output
+
+    static let task = HaulBus.taskPath(1)
+    static let plasma = ":1.7"
+    static let view: ObjectPath = "/org/kde/notificationmanager/jobs/JobView_1"
+    static let hauld = ":1.2"
+
+    /// A started bridge and its bus, running until the body returns; then stopped.
+    static func with(
+        _ features: DesktopFeatures, owners: [String: String] = [:],
+        _ body: (DesktopBridge<VirtualClock>, FakeDesktopBus, VirtualClock) async throws -> Void
+    ) async throws {
+        let bus = FakeDesktopBus(owners: owners)
+        let clock = VirtualClock()
+        let bridge = DesktopBridge(
+            bus: bus, daemon: hauld, features: features, clock: clock, logger: Logger(label: "test")
+        )
+        try await bridge.subscribe()
+        let running = Task { await bridge.run() }
+        try await body(bridge, bus, clock)
+        await bridge.stop()
+        await running.value
+    }
+
+    /// The next `count` outputs of the bus, in order (waiting for them: no polling).
+    static func next(_ count: Int, of bus: FakeDesktopBus) async -> [Output] {
+        var iterator = bus.outputs.makeAsyncIterator()
+        var outputs: [Output] = []
+        while outputs.count < count, let output = await iterator.next() { outputs.append(output) }
+        return outputs
+    }
+
+    @Test func theTrayIconIsExportedPassiveThenRegisteredAndFollowsTheIndicator() async throws {
+        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
+        try await Self.with(features, owners: [StatusNotifierItem.watcherName: ":1.3"]) { bridge, bus, _ in
+            let first = await Self.next(2, of: bus)
+            guard case .exported(StatusNotifierItem.path, let properties)? = first.first else {
+                Issue.record("\(first)")
+                return
+            }
+            #expect(properties["Status"] == .string("Passive"))
+            #expect(
+                first.last
+                    == .called(
+                        destination: StatusNotifierItem.watcherName, member: "RegisterStatusNotifierItem",
+                        body: [.string(bus.uniqueName)]
+                    ))
+            bus.answer("RegisterStatusNotifierItem", with: .success([]))
+            await bridge.receive(.indicatorChanged(IndicatorProperty.values([.visible: .boolean(true)])))
+            #expect(
+                await Self.next(2, of: bus) == [
+                    .updated(path: StatusNotifierItem.path, changes: ["Status": .string("Active")]),
+                    .signal(path: StatusNotifierItem.path, member: "NewStatus", body: [.string("Active")]),
+                ])
+        }
+    }
+
+    /// Virtual time: the tooltip is checked again a second after the last check, when the clock says so, not before.
+    @Test func theToolTipWaitsForTheClock() async throws {
+        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
+        try await Self.with(features) { bridge, bus, clock in
+            _ = await Self.next(1, of: bus)  // the export
+            await bridge.receive(.taskAdded(Self.task, Tasks.properties(bytes: 1, expected: 100)))
+            let first = TrayToolTip(tasks: [Tasks.download(bytes: 1, expected: 100)])
+            #expect(
+                await Self.next(2, of: bus) == [
+                    .updated(path: StatusNotifierItem.path, changes: ["ToolTip": first.value]),
+                    .signal(path: StatusNotifierItem.path, member: "NewToolTip", body: []),
+                ])
+
+            let progress = TaskProperty.values([.bytesReceived: .uint64(60), .downloadProgress: .double(0.6)])
+            await bridge.receive(.taskChanged(Self.task, progress))
+            clock.advance(by: .milliseconds(999))
+            await bridge.carriedOut()
+            #expect(bus.recorded.count == 3, "nothing before the second is over: \(bus.recorded)")
+            #expect(clock.sleeperCount == 1)
+
+            clock.advance(by: .milliseconds(1))
+            let later = TrayToolTip(tasks: [Tasks.download(bytes: 60, expected: 100)])
+            #expect(
+                await Self.next(1, of: bus)
+                    == [.updated(path: StatusNotifierItem.path, changes: ["ToolTip": later.value])]
+            )
+        }
+    }
+
+    /// A Plasma that takes its time to grant a view holds up nothing: the tray icon's status goes out meanwhile, and
+    /// the view, once granted, gets the task as it is then.
+    @Test func aSlowRequestViewHoldsUpNothingElse() async throws {
+        let features = DesktopFeatures(jobViews: true, statusNotifier: true, notifications: false)
+        try await Self.with(features, owners: [KDEJobView.serverName: Self.plasma]) { bridge, bus, _ in
+            _ = await Self.next(1, of: bus)  // the export
+            await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
+            // The request is made on its own, so it may come before or after the tooltip.
+            let request = Output.called(
+                destination: Self.plasma, member: "requestView",
+                body: [
+                    .string(KDEJobView.desktopEntry), .int32(3), .vardict(JobViewHints.request(for: Tasks.download())),
+                ]
+            )
+            #expect(await Self.next(3, of: bus).contains(request))
+            await bridge.receive(.indicatorChanged(IndicatorProperty.values([.visible: .boolean(true)])))
+            await bridge.receive(.taskChanged(Self.task, TaskProperty.values([.bytesReceived: .uint64(10)])))
+            #expect(
+                await Self.next(2, of: bus) == [
+                    .updated(path: StatusNotifierItem.path, changes: ["Status": .string("Active")]),
+                    .signal(path: StatusNotifierItem.path, member: "NewStatus", body: [.string("Active")]),
+                ])
+            await bridge.carriedOut()
+            #expect(bus.recorded.count == 6, "no update before the view: \(bus.recorded)")
+
+            bus.answer("requestView", with: .success([.objectPath(Self.view)]))
+            #expect(
+                await Self.next(1, of: bus) == [
+                    .sent(
+                        destination: KDEJobView.serverName, path: Self.view, member: "update",
+                        body: [.vardict(JobViewHints.update(for: Tasks.download(bytes: 10)))]
+                    )
+                ])
+        }
+    }
+
+    /// A job view's button reaches hauld as the task's method, from the bridge's own connection.
+    @Test func aButtonCallsTheTasksMethod() async throws {
+        let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: false)
+        try await Self.with(features, owners: [KDEJobView.serverName: Self.plasma]) { bridge, bus, _ in
+            await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
+            _ = await Self.next(1, of: bus)  // requestView
+            bus.answer("requestView", with: .success([.objectPath(Self.view)]))
+            _ = await Self.next(1, of: bus)  // update
+            await bridge.receive(.jobViewRequest(view: Self.view, signal: "cancelRequested"))
+            #expect(
+                await Self.next(1, of: bus) == [
+                    .sent(destination: Self.hauld, path: Self.task, member: TaskMethod.cancel.rawValue, body: [])
+                ])
+        }
+    }
+
+    /// Notifications wait for the server's capabilities, in order, and a server reading markup gets them escaped.
+    @Test func notificationsWaitForTheCapabilities() async throws {
+        let features = DesktopFeatures(jobViews: false, statusNotifier: false, notifications: true)
+        try await Self.with(features) { bridge, bus, _ in
+            await bridge.receive(.taskAdded(Self.task, Tasks.properties(file: "/d/a&b.iso")))
+            await bridge.receive(.taskChanged(Self.task, Tasks.properties(.completed, file: "/d/a&b.iso")))
+            #expect(
+                await Self.next(1, of: bus) == [
+                    .called(destination: TransferNotification.busName, member: "GetCapabilities", body: [])
+                ])
+            await bridge.carriedOut()
+            #expect(bus.recorded.count == 1, "the notification waits")
+            bus.answer("GetCapabilities", with: .success([.strings(["body", "body-markup"])]))
+            let notify = await Self.next(1, of: bus)
+            guard case .sent(TransferNotification.busName, _, "Notify", let body)? = notify.first else {
+                Issue.record("\(notify)")
+                return
+            }
+            #expect(body[4] == .string("a&amp;b.iso"))
+        }
+    }
+
+    /// Stopping ends the open views quietly, makes sure they have left, then closes the connection.
+    @Test func stoppingEndsTheViewsBeforeTheConnection() async throws {
+        let bus = FakeDesktopBus(owners: [KDEJobView.serverName: Self.plasma])
+        let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: false)
+        let bridge = DesktopBridge(
+            bus: bus, daemon: Self.hauld, features: features, clock: VirtualClock(), logger: Logger(label: "test")
+        )
+        try await bridge.subscribe()
+        let running = Task { await bridge.run() }
+        await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
+        _ = await Self.next(1, of: bus)  // requestView
+        bus.answer("requestView", with: .success([.objectPath(Self.view)]))
+        _ = await Self.next(1, of: bus)  // update
+        await bridge.stop()
+        await running.value
+        let end = bus.recorded.dropFirst(2).map(\.description)
+        #expect(end.prefix(3) == ["sent terminate to \(Self.view)", "flushed", "closed"], "\(end)")
+    }
+}

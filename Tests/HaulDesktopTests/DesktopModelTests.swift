@@ -1,0 +1,175 @@
+import DBusKit
+import HaulContract
+import HaulDesktop
+import Testing
+
+/// The desktop bridge's state machine, in virtual time: events in, effects out, in order.
+@Suite(.timeLimit(.minutes(2))) struct DesktopModelTests {
+    static let task = HaulBus.taskPath(1)
+    static let plasma = ":1.7"
+    static let view: ObjectPath = "/org/kde/notificationmanager/jobs/JobView_1"
+    static let start = ContinuousClock.now
+
+    static let notificationsOnly = DesktopFeatures(jobViews: false, statusNotifier: false, notifications: true)
+    static let trayOnly = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
+    static let jobViewsOnly = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: false)
+    static let visible = IndicatorProperty.values([.visible: .boolean(true)])
+
+    static func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
+
+    /// A model started with no panel on the bus.
+    static func model(_ features: DesktopFeatures) -> DesktopModel {
+        var model = DesktopModel(features: features)
+        _ = model.handle(.started(jobViewServer: nil, notificationServer: false, trayWatcher: false), now: at(0))
+        return model
+    }
+
+    /// The changes of a download's progress to `bytes` of 100.
+    static func progress(_ bytes: UInt64) -> [String: DBusValue] {
+        TaskProperty.values([.bytesReceived: .uint64(bytes), .downloadProgress: .double(Double(bytes) / 100)])
+    }
+
+    /// The notification of a running download that ended as `after`.
+    static func notification(_ after: TaskSnapshot) throws -> TransferNotification {
+        try #require(TransferNotification(before: Tasks.download(file: after.path, id: after.id), after: after))
+    }
+
+    @Test func whatIsThereAtTheStartIsUsed() {
+        var model = DesktopModel(features: DesktopFeatures(notifications: true))
+        let started = DesktopEvent.started(jobViewServer: Self.plasma, notificationServer: true, trayWatcher: true)
+        #expect(model.handle(started, now: Self.at(0)) == [.askNotificationCapabilities(query: 1), .registerTrayIcon])
+        let running = Tasks.download()
+        let request = JobViewBook.Action.requestView(
+            task: Self.task, server: Self.plasma, capabilities: 3, hints: JobViewHints.request(for: running)
+        )
+        #expect(
+            model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))
+                == [.jobView(request), .setTrayToolTip(TrayToolTip(tasks: [running]))])
+    }
+
+    @Test func nothingIsShownThatWasTurnedOff() {
+        var model = DesktopModel(features: DesktopFeatures(jobViews: false, statusNotifier: false))
+        let started = DesktopEvent.started(jobViewServer: Self.plasma, notificationServer: true, trayWatcher: true)
+        #expect(model.handle(started, now: Self.at(0)).isEmpty)
+        #expect(model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1)).isEmpty)
+        #expect(model.handle(.taskChanged(Self.task, Tasks.properties(.completed)), now: Self.at(2)).isEmpty)
+        #expect(model.handle(.indicatorChanged(Self.visible), now: Self.at(3)).isEmpty)
+        let watcher = DesktopEvent.nameOwnerChanged(name: StatusNotifierItem.watcherName, owner: ":1.3")
+        #expect(model.handle(watcher, now: Self.at(4)).isEmpty)
+    }
+
+    // MARK: Notifications
+
+    @Test func notificationsWaitForTheServersCapabilitiesThenGoOutInOrder() throws {
+        var model = Self.model(Self.notificationsOnly)
+        let file = "/d/a&b.iso"
+        _ = model.handle(.taskAdded(Self.task, Tasks.properties(file: file)), now: Self.at(1))
+        #expect(
+            model.handle(.taskChanged(Self.task, Tasks.properties(.completed, file: file)), now: Self.at(2))
+                == [.askNotificationCapabilities(query: 1)])
+        let second = HaulBus.taskPath(2)
+        _ = model.handle(.taskAdded(second, Tasks.properties(id: 2)), now: Self.at(3))
+        let failed = Tasks.properties(.completed, error: .network, message: "refused", id: 2)
+        #expect(model.handle(.taskChanged(second, failed), now: Self.at(4)).isEmpty, "one query is enough")
+
+        let first = try Self.notification(Tasks.download(.completed, file: file))
+        let other = try Self.notification(Tasks.download(.completed, error: .network, message: "refused", id: 2))
+        #expect(
+            model.handle(.notificationCapabilities(query: 1, bodyMarkup: true), now: Self.at(5))
+                == [.notify(first, bodyMarkup: true), .notify(other, bodyMarkup: true)], "in order, once known")
+
+        let third = HaulBus.taskPath(3)
+        _ = model.handle(.taskAdded(third, Tasks.properties(id: 3)), now: Self.at(6))
+        let done = try Self.notification(Tasks.download(.completed, id: 3))
+        #expect(
+            model.handle(.taskChanged(third, Tasks.properties(.completed, id: 3)), now: Self.at(7))
+                == [.notify(done, bodyMarkup: true)], "known: at once")
+    }
+
+    @Test func anAnswerFromTheServerBeforeIsIgnoredAndASilentServerGetsPlainText() throws {
+        var model = Self.model(Self.notificationsOnly)
+        _ = model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))
+        #expect(
+            model.handle(.taskChanged(Self.task, Tasks.properties(.completed)), now: Self.at(2))
+                == [.askNotificationCapabilities(query: 1)])
+        // Another server takes the name while the first is asked: its answer no longer holds.
+        let server = DesktopEvent.nameOwnerChanged(name: TransferNotification.busName, owner: ":1.8")
+        #expect(model.handle(server, now: Self.at(3)) == [.askNotificationCapabilities(query: 2)])
+        #expect(model.handle(.notificationCapabilities(query: 1, bodyMarkup: true), now: Self.at(4)).isEmpty)
+        let done = try Self.notification(Tasks.download(.completed))
+        #expect(
+            model.handle(.notificationCapabilities(query: 2, bodyMarkup: nil), now: Self.at(5))
+                == [.notify(done, bodyMarkup: false)], "no answer: plain text")
+        // Not knowing, the next notification asks again.
+        let second = HaulBus.taskPath(2)
+        _ = model.handle(.taskAdded(second, Tasks.properties(id: 2)), now: Self.at(6))
+        #expect(
+            model.handle(.taskChanged(second, Tasks.properties(.completed, id: 2)), now: Self.at(7))
+                == [.askNotificationCapabilities(query: 3)])
+    }
+
+    // MARK: Tray icon
+
+    @Test func theToolTipChangesAtMostOnceASecond() {
+        var model = Self.model(Self.trayOnly)
+        let one = Tasks.download(bytes: 1, expected: 100)
+        #expect(
+            model.handle(.taskAdded(Self.task, Tasks.properties(bytes: 1, expected: 100)), now: Self.at(0))
+                == [.setTrayToolTip(TrayToolTip(tasks: [one]))])
+        #expect(
+            model.handle(.taskChanged(Self.task, Self.progress(20)), now: Self.at(300))
+                == [.armToolTipTimer(at: Self.at(1000))])
+        #expect(model.handle(.taskChanged(Self.task, Self.progress(50)), now: Self.at(600)).isEmpty, "armed already")
+        let half = TrayToolTip(tasks: [Tasks.download(bytes: 50, expected: 100)])
+        #expect(model.handle(.toolTipDue, now: Self.at(1000)) == [.setTrayToolTip(half)])
+        #expect(model.trayToolTip == half)
+        // Checked again a second later: unchanged, so nothing goes out.
+        #expect(
+            model.handle(.taskChanged(Self.task, TaskProperty.values([.rate: .uint64(7)])), now: Self.at(1500))
+                == [.armToolTipTimer(at: Self.at(2000))])
+        #expect(model.handle(.toolTipDue, now: Self.at(2000)).isEmpty)
+        #expect(model.handle(.toolTipDue, now: Self.at(2500)).isEmpty, "no timer was armed")
+    }
+
+    @Test func theIndicatorsVisibilityIsTheTrayIconsStatusAndAWatcherGetsItRegistered() {
+        var model = Self.model(Self.trayOnly)
+        #expect(model.handle(.indicatorChanged(Self.visible), now: Self.at(1)) == [.setTrayStatus(visible: true)])
+        let active = IndicatorProperty.values([.state: .string(IndicatorStateName.active.rawValue)])
+        #expect(model.handle(.indicatorChanged(active), now: Self.at(2)).isEmpty)
+        let watcher = StatusNotifierItem.watcherName
+        #expect(model.handle(.nameOwnerChanged(name: watcher, owner: ":1.4"), now: Self.at(3)) == [.registerTrayIcon])
+        #expect(model.handle(.nameOwnerChanged(name: watcher, owner: ""), now: Self.at(4)).isEmpty)
+    }
+
+    // MARK: Job views
+
+    @Test func aJobViewFollowsTheTaskAndItsButtonsControlIt() {
+        var model = Self.model(Self.jobViewsOnly)
+        _ = model.handle(.nameOwnerChanged(name: KDEJobView.serverName, owner: Self.plasma), now: Self.at(0))
+        _ = model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))
+        // Plasma answers after a change: the view gets the state as it is then.
+        _ = model.handle(.taskChanged(Self.task, TaskProperty.values([.bytesReceived: .uint64(10)])), now: Self.at(2))
+        let update = JobViewBook.Action.update(
+            view: Self.view, properties: JobViewHints.update(for: Tasks.download(bytes: 10))
+        )
+        #expect(
+            model.handle(.viewAnswered(task: Self.task, server: Self.plasma, view: Self.view), now: Self.at(3))
+                == [.jobView(update)])
+        #expect(
+            model.handle(.jobViewRequest(view: Self.view, signal: "suspendRequested"), now: Self.at(4))
+                == [.jobView(.control(task: Self.task, method: .suspend))])
+        let terminate = JobViewBook.Action.terminate(
+            view: Self.view, errorCode: KDEJobView.ErrorCode.userCanceled,
+            errorMessage: "hauld stopped; the transfer goes on when it starts again."
+        )
+        #expect(model.handle(.stopping, now: Self.at(5)) == [.jobView(terminate)])
+    }
+
+    @Test func aRefusedViewIsNotAskedForAgain() {
+        var model = Self.model(Self.jobViewsOnly)
+        _ = model.handle(.nameOwnerChanged(name: KDEJobView.serverName, owner: Self.plasma), now: Self.at(0))
+        _ = model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))
+        #expect(model.handle(.viewAnswered(task: Self.task, server: Self.plasma, view: nil), now: Self.at(2)).isEmpty)
+        #expect(model.handle(.taskChanged(Self.task, Tasks.properties(bytes: 5)), now: Self.at(3)).isEmpty)
+    }
+}

@@ -1,0 +1,31 @@
+import DBusKit
+import HaulContract
+import HaulDesktop
+import Testing
+
+@Suite(.timeLimit(.minutes(2))) struct TrayToolTipTests {
+    @Test func idle() {
+        #expect(TrayToolTip(tasks: []).subTitle == "No transfers running")
+        #expect(TrayToolTip(tasks: [Tasks.download(.completed)]).subTitle == "No transfers running")
+    }
+
+    @Test func runningTransfersAreNamedWithTheirProgress() {
+        let tasks = [
+            Tasks.download(bytes: 42, expected: 100, file: "/d/a.iso", id: 1),
+            Tasks.download(bytes: 5, file: "/d/b.bin", id: 2),
+            Tasks.download(.suspended, file: "/d/c.bin", id: 3),
+        ]
+        let tip = TrayToolTip(tasks: tasks)
+        #expect(tip.title == "Haul")
+        #expect(tip.subTitle == "2 transfers: a.iso 42%, b.bin; 1 suspended")
+    }
+
+    @Test func manyTransfersAreCounted() {
+        let tasks = (1...5).map { Tasks.download(file: "/d/\($0).bin", id: UInt32($0)) }
+        #expect(TrayToolTip(tasks: tasks).subTitle == "5 transfers: 1.bin, 2.bin, 3.bin, and 2 more")
+    }
+
+    @Test func theValueHasTheToolTipSignature() {
+        #expect(TrayToolTip(tasks: []).value.type.signature == "(sa(iiay)ss)")
+    }
+}
