@@ -98,9 +98,9 @@ import Testing
 
     @Test func ctrlCDetachesAndTheTransferGoesOn() async throws {
         try await TransferFixture.with { f throws in
-            // The server pauses after 300 000 bytes for 10 s: the Ctrl-C finds the transfer running, however loaded
-            // the machine (haul sends it once 100 000 bytes are in).
-            let query = "/gen/2m?seed=35&stall-after=300000&stall-seconds=10"
+            // The server's first response pauses after 300 000 bytes for an hour: the Ctrl-C finds the transfer running,
+            // however loaded the machine (haul sends it once 100 000 bytes are in).
+            let query = "/gen/2m?seed=35&stall-after=300000"
             let get = try Command.start(
                 Command.built("haul"), ["get", f.server.url(query), "-o", f.file("bg.bin")],
                 environment: f.daemon.bus.environment
@@ -113,6 +113,9 @@ import Testing
             #expect(result.status == 130)
             #expect(result.stderr.contains("haul watch 1"))
             #expect(try await f.property(task, .state) == .state(.running), "the transfer goes on in hauld")
+            // Past the pause: a new request continues from the bytes on disk, and the server pauses only once.
+            try await f.taskCall(task, .suspend)
+            try await f.taskCall(task, .resume)
             try await f.wait(task, until: .completed, timeout: .seconds(60))
             #expect(try await f.sha256(of: "bg.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 35)))
         }
@@ -127,9 +130,10 @@ import Testing
         let target = bus.directory.appendingPathComponent("restart.bin").path
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
         let started = try await Command.run(
-            // The server pauses 5 s after 100,000 bytes: hauld is killed mid-transfer however loaded the machine.
+            // The server's first response pauses for an hour after 100,000 bytes: hauld is killed mid-transfer however
+            // loaded the machine, and the restarted one continues with a request that does not pause.
             Command.built("haul"),
-            ["get", server.url("/gen/2m?seed=36&stall-after=100000&stall-seconds=5"), "-o", target, "--detach"],
+            ["get", server.url("/gen/2m?seed=36&stall-after=100000"), "-o", target, "--detach"],
             environment: bus.environment
         )
         #expect(started.status == 0)

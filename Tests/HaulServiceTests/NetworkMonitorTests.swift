@@ -109,7 +109,7 @@ import Testing
             // It leaves the bus instead of answering GetAll; then comes back and answers.
             try await system.setReply(.networkManager, member: "GetAll", .die)
             try await system.setPresent(.networkManager, true)
-            #expect(try await pollUntil { try await !system.isPresent(.networkManager) })
+            try await waitUntil("!system.isPresent(.networkManager)") { try await !system.isPresent(.networkManager) }
             try await system.setReply(.networkManager, member: "GetAll", .normal)
             try await system.setNetwork(connectivity: 2)
             try await system.setPresent(.networkManager, true)

@@ -73,7 +73,7 @@ import Testing
         #expect(!NetworkNamespaceHost.namespaceExists(crashed))
         #expect(NetworkNamespaceHost.namespaceExists(running))
         // The crashed run's end of its pair goes with the namespace (in the kernel's own time).
-        #expect(await pollUntil { !NetworkNamespaceHost.interfaceExists(pair) })
+        try await waitUntil("!NetworkNamespaceHost.interfaceExists(pair)") { !NetworkNamespaceHost.interfaceExists(pair) }
         _ = try await Command.run(ip, ["netns", "delete", running])
     }
 

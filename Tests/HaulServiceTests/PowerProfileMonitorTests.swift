@@ -93,7 +93,7 @@ import Testing
             #expect(await powerSaver.first(11).last == false)
             // It comes, leaves when asked for its properties, comes again and answers.
             try await system.setPresent(.hadessPowerProfiles, true)
-            #expect(try await pollUntil { try await !system.isPresent(.hadessPowerProfiles) })
+            try await waitUntil("!system.isPresent(.hadessPowerProfiles)") { try await !system.isPresent(.hadessPowerProfiles) }
             try await system.setReply(.hadessPowerProfiles, member: "GetAll", .normal)
             try await system.setPresent(.hadessPowerProfiles, true)
             #expect(await powerSaver.first(12).last == true)

@@ -86,8 +86,8 @@ import Testing
         #expect(seconds >= Self.least(8 * Self.mib, at: 2 * Self.mib), "8 MiB at 2 MiB/s over 16 connections took \(seconds) s")
     }
 
-    /// Two tasks under a global limit share it fairly: together at the limit, and neither finishes far ahead.
-    @Test func aGlobalLimitIsSharedFairly() async throws {
+    /// Two tasks under a global limit keep to it together.
+    @Test func aGlobalLimitHoldsTasksTogether() async throws {
         let server = try TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
@@ -109,9 +109,9 @@ import Testing
         }
         let (one, two) = try await (first, second)
         await client.shutdown()
+        // Together under the limit. How they shared it is `RateLimiterFairnessTests`' (in virtual time): on a loaded
+        // machine a connection whose event loop is starved asks less often and leaves its share to the other.
         #expect(max(one, two) >= Self.least(6 * Self.mib, at: 2 * Self.mib), "6 MiB at 2 MiB/s took \(max(one, two)) s")
-        // Fair shares: each took about the whole time, not half of it while the other waited.
-        #expect(min(one, two) >= 0.75 * max(one, two), "\(one) s against \(two) s")
     }
 
     /// A connection waiting on a limit asks again within a second: lifting the limit mid-way applies at once.
@@ -122,7 +122,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let client = TransferClient()
         let gate = RateGate()
-        gate.setGlobalLimit(256 * 1024, for: .download)
+        gate.setGlobalLimit(64 * 1024, for: .download)
         let lifted = Task {
             try await Task.sleep(for: .seconds(1))
             gate.setGlobalLimit(0, for: .download)
@@ -135,8 +135,8 @@ import Testing
         }
         try await lifted.value
         await client.shutdown()
-        // At 256 KiB/s the 8 MiB would take 32 s.
-        #expect(seconds < 16, "the download took \(seconds) s after its limit was lifted at 1 s")
+        // At 64 KiB/s the 8 MiB would take 128 s.
+        #expect(seconds < 60, "the download took \(seconds) s after its limit was lifted at 1 s")
     }
 
     @Test func anUploadKeepsToItsLimit() async throws {

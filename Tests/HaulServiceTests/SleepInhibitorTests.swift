@@ -33,7 +33,7 @@ import Testing
     @Test func theDelayInhibitorIsTakenAndReleasedByClosingItsDescriptor() async throws {
         try await withInhibitor { system, inhibitor, _ throws in
             inhibitor.holdDelay(true)
-            #expect(await pollUntil { inhibitor.isHolding(.delay) })
+            try await waitUntil("inhibitor.isHolding(.delay)") { inhibitor.isHolding(.delay) }
             #expect(try await system.inhibitors() == [Self.delay])
             // Asked again while held: nothing more.
             inhibitor.holdDelay(true)
@@ -48,7 +48,7 @@ import Testing
         try await withInhibitor { system, inhibitor, _ throws in
             inhibitor.holdDelay(true)
             inhibitor.holdBlock(true)
-            #expect(await pollUntil { inhibitor.isHolding(.delay) && inhibitor.isHolding(.block) })
+            try await waitUntil("inhibitor.isHolding(.delay) && inhibitor.isHolding(.block)") { inhibitor.isHolding(.delay) && inhibitor.isHolding(.block) }
             #expect(Set(try await system.inhibitors()) == [Self.delay, Self.block])
             inhibitor.holdBlock(false)
             let inhibitors = try await system.inhibitors { $0.contains(where: \.released) }
@@ -119,7 +119,7 @@ import Testing
         try await withInhibitor(absent: [.login]) { system, inhibitor, sleeps throws in
             inhibitor.holdDelay(true)
             try await system.setPresent(.login, true)
-            #expect(await pollUntil { inhibitor.isHolding(.delay) })
+            try await waitUntil("inhibitor.isHolding(.delay)") { inhibitor.isHolding(.delay) }
             #expect(try await system.inhibitors() == [Self.delay])
             // Going to sleep, and logind leaves before it says the machine woke: the inhibitor it handed out is
             // closed, and the owner hears that sleep is over.
@@ -132,7 +132,7 @@ import Testing
             // Back, still preparing for sleep (its PreparingForSleep), and the wanted inhibitor is taken again.
             try await system.setPresent(.login, true)
             #expect(await sleeps.first(4) == [false, true, false, true])
-            #expect(await pollUntil { inhibitor.isHolding(.delay) })
+            try await waitUntil("inhibitor.isHolding(.delay)") { inhibitor.isHolding(.delay) }
             #expect(try await system.inhibitors() == [Self.delay.afterRelease, Self.delay])
             try await system.emitPrepareForSleep(false)
             #expect(await sleeps.first(5) == [false, true, false, true, false])
@@ -144,7 +144,7 @@ import Testing
             for (index, reply) in [FakeSystemBus.Reply.error, .junk].enumerated() {
                 try await system.setReply(.login, member: "Inhibit", reply)
                 inhibitor.holdDelay(true)
-                #expect(try await pollUntil { try await system.calls(.login, member: "Inhibit") == index + 1 })
+                try await waitUntil("system.calls(.login, member: \"Inhibit\") == index + 1") { try await system.calls(.login, member: "Inhibit") == index + 1 }
                 #expect(!inhibitor.isHolding(.delay))
                 #expect(try await system.inhibitors().isEmpty)
                 inhibitor.holdDelay(false)
@@ -152,7 +152,7 @@ import Testing
             // Wanted anew once logind answers properly.
             try await system.setReply(.login, member: "Inhibit", .normal)
             inhibitor.holdDelay(true)
-            #expect(await pollUntil { inhibitor.isHolding(.delay) })
+            try await waitUntil("inhibitor.isHolding(.delay)") { inhibitor.isHolding(.delay) }
             #expect(try await system.inhibitors() == [Self.delay])
         }
     }
@@ -161,10 +161,10 @@ import Testing
         try await withInhibitor { system, inhibitor, _ throws in
             try await system.setReply(.login, member: "Inhibit", .die)
             inhibitor.holdBlock(true)
-            #expect(try await pollUntil { try await !system.isPresent(.login) })
+            try await waitUntil("!system.isPresent(.login)") { try await !system.isPresent(.login) }
             try await system.setReply(.login, member: "Inhibit", .normal)
             try await system.setPresent(.login, true)
-            #expect(await pollUntil { inhibitor.isHolding(.block) })
+            try await waitUntil("inhibitor.isHolding(.block)") { inhibitor.isHolding(.block) }
             #expect(try await system.inhibitors() == [Self.block])
         }
     }
@@ -173,7 +173,7 @@ import Testing
         try await withInhibitor { system, inhibitor, _ throws in
             try await system.setReply(.login, member: "Inhibit", .slow)
             inhibitor.holdDelay(true)
-            #expect(try await pollUntil { try await system.calls(.login, member: "Inhibit") == 1 })
+            try await waitUntil("system.calls(.login, member: \"Inhibit\") == 1") { try await system.calls(.login, member: "Inhibit") == 1 }
             inhibitor.holdDelay(false)
             // The descriptor that comes late is closed at once.
             let inhibitors = try await system.inhibitors { $0.count == 1 && $0.allSatisfy(\.released) }
@@ -181,10 +181,10 @@ import Testing
             #expect(!inhibitor.isHolding(.delay))
             // Let go and wanted again while the answer is on its way: held once it comes, asked for once.
             inhibitor.holdDelay(true)
-            #expect(try await pollUntil { try await system.calls(.login, member: "Inhibit") == 2 })
+            try await waitUntil("system.calls(.login, member: \"Inhibit\") == 2") { try await system.calls(.login, member: "Inhibit") == 2 }
             inhibitor.holdDelay(false)
             inhibitor.holdDelay(true)
-            #expect(await pollUntil { inhibitor.isHolding(.delay) })
+            try await waitUntil("inhibitor.isHolding(.delay)") { inhibitor.isHolding(.delay) }
             #expect(try await system.inhibitors() == [Self.delay.afterRelease, Self.delay])
             #expect(try await system.calls(.login, member: "Inhibit") == 2)
         }
@@ -197,7 +197,7 @@ import Testing
             let following = Task { await inhibitor.run() }
             inhibitor.holdDelay(true)
             inhibitor.holdBlock(true)
-            #expect(await pollUntil { inhibitor.isHolding(.delay) && inhibitor.isHolding(.block) })
+            try await waitUntil("inhibitor.isHolding(.delay) && inhibitor.isHolding(.block)") { inhibitor.isHolding(.delay) && inhibitor.isHolding(.block) }
             #expect(await sleeps.first(1) == [false])
             try await fixture.system.emitPrepareForSleep(true)
             #expect(await sleeps.first(2) == [false, true])

@@ -44,35 +44,21 @@ actor Recording<Element: Sendable & Equatable> {
     private func finish() { isFinished = true }
 
     /// The elements once `condition` holds for them, or when `timeout` has passed (the test then sees what came).
-    func elements(timeout: Duration = .seconds(10), until condition: ([Element]) -> Bool) async -> [Element] {
-        let deadline = ContinuousClock.now + timeout
-        while !condition(elements), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return elements
+    nonisolated func elements(
+        timeout: Duration = .seconds(30), until condition: @Sendable ([Element]) -> Bool
+    ) async -> [Element] {
+        try? await waitUntil("the stream's elements", timeout: timeout) { condition(await self.elements) }
+        return await elements
     }
 
     /// The elements once there are `count` of them (or `timeout` has passed).
-    func first(_ count: Int, timeout: Duration = .seconds(10)) async -> [Element] {
+    nonisolated func first(_ count: Int, timeout: Duration = .seconds(30)) async -> [Element] {
         await elements(timeout: timeout) { $0.count >= count }
     }
 
     /// Waits until the stream has ended (or `timeout` has passed); returns whether it has.
-    func finished(timeout: Duration = .seconds(10)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !isFinished, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return isFinished
+    nonisolated func finished(timeout: Duration = .seconds(30)) async -> Bool {
+        try? await waitUntil("the stream to end", timeout: timeout) { await self.isFinished }
+        return await isFinished
     }
-}
-
-/// Polls `condition` until it holds or `timeout` has passed; returns whether it held.
-func pollUntil(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return try await condition()
 }

@@ -23,8 +23,9 @@ import Testing
 
     @Test func suspendStopsWritingAndResumeFetchesOnlyTheRest() async throws {
         try await TransferFixture.with { f throws in
-            // Slow enough (8 s in all) that the task is surely still running when it is suspended.
-            let query = "/gen/4m?seed=12&throttle=500000"
+            // Slow (8 s in all), and the first response pauses for good after 3 MB: the task is surely still running
+            // when it is suspended, however loaded the machine; the resumed request does not pause.
+            let query = "/gen/4m?seed=12&throttle=500000&stall-after=3000000"
             let task = try await f.download(query, to: "resume.bin")
             try await f.wait(task, received: 300_000)
             try await f.taskCall(task, .suspend)
@@ -258,7 +259,8 @@ import Testing
         defer { bus.stop() }
         let folder = bus.directory.appendingPathComponent("downloads")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let query = "/gen/4m?seed=25&throttle=1000000"
+        // The first response pauses for good after 2 MB: hauld is killed mid-transfer however loaded the machine.
+        let query = "/gen/4m?seed=25&throttle=1000000&stall-after=2000000"
         let target = folder.appendingPathComponent("crash.bin").path
 
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
