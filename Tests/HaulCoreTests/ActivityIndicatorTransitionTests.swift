@@ -20,15 +20,6 @@ struct ActivityIndicatorTransitionTests {
         #expect(machine.completionDelay == .milliseconds(170))
     }
 
-    @Test func stateNamesAreTheBusNames() {
-        #expect(
-            ActivityIndicatorState.allCases.map(\.rawValue) == [
-                "not-active", "delaying-start", "active", "delaying-end",
-            ]
-        )
-        #expect(ActivityIndicatorState(rawValue: "delaying-end") == .delayingEnd)
-    }
-
     @Test func notActiveToDelayingStartWhenActivityStarts() {
         var machine = Self.makeMachine()
         #expect(

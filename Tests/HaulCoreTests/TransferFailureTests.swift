@@ -104,9 +104,4 @@ struct TransferFailureTests {
         #expect(TransferOutcome.failure(.cancelled).failure == .cancelled)
         #expect(TaskCommandError.taskCompleted.description == "the task has completed")
     }
-
-    @Test func statesAreSpelledAsTheDBusStateProperty() {
-        #expect(TransferTaskState.allCases.map(\.rawValue) == ["running", "suspended", "canceling", "completed"])
-        #expect(TransferKind.allCases.map(\.rawValue) == ["download", "upload"])
-    }
 }

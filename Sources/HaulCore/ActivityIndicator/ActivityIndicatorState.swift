@@ -1,15 +1,15 @@
-/// The four states of the delayed activity manager, named as the D-Bus `State` property spells them.
+/// The four states of the delayed activity manager (the bus spells them as `IndicatorStateName`).
 ///
 /// They mirror `AFNetworkActivityManagerState`: the indicator is visible exactly in ``active`` and ``delayingEnd``.
-package enum ActivityIndicatorState: String, Sendable, Hashable, CaseIterable {
+package enum ActivityIndicatorState: Sendable, Hashable, CaseIterable {
     /// No activity worth showing; the indicator is hidden and no timer runs.
-    case notActive = "not-active"
+    case notActive
     /// Activity started; the activation timer runs, and the indicator stays hidden until it fires.
-    case delayingStart = "delaying-start"
+    case delayingStart
     /// Activity lasted long enough to be noticed; the indicator is shown.
-    case active = "active"
+    case active
     /// Activity stopped; the completion timer runs, and the indicator stays shown until it fires.
-    case delayingEnd = "delaying-end"
+    case delayingEnd
 }
 
 /// The two timers of the delayed activity manager.

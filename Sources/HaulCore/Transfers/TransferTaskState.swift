@@ -1,6 +1,6 @@
-/// The state of a transfer task, as `NSURLSessionTaskState`, spelled as the D-Bus `State` property (a task record
-/// has names of its own, `TaskRecordNames.swift`).
-package enum TransferTaskState: String, Sendable, CaseIterable {
+/// The state of a transfer task, as `NSURLSessionTaskState`. The bus (`TaskStateName`) and the task record
+/// (`TaskRecordNames.swift`) each spell it their own way.
+package enum TransferTaskState: Sendable, CaseIterable {
     /// Transferring, or waiting to retry after a transient failure.
     case running
     /// Stopped by the client (or created suspended); `Resume` continues it.
@@ -11,8 +11,9 @@ package enum TransferTaskState: String, Sendable, CaseIterable {
     case completed
 }
 
-/// Which way a task moves bytes (D-Bus `Kind`; a task record has names of its own, `TaskRecordNames.swift`).
-package enum TransferKind: String, Sendable, CaseIterable {
+/// Which way a task moves bytes. The bus (`TaskKindName`) and the task record (`TaskRecordNames.swift`) each spell it
+/// their own way.
+package enum TransferKind: Sendable, CaseIterable {
     /// URL → file.
     case download
     /// File → URL.
