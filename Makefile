@@ -2,7 +2,7 @@
 # `make bench` measures a release hauld beside curl.
 SWIFT ?= swift
 
-.PHONY: all deps test-deps bench-deps build build-tests run test bench clean
+.PHONY: all deps test-deps bench-deps build build-tests run test bench bench-build clean
 
 all: build
 
@@ -30,14 +30,42 @@ run: build
 test: build-tests
 	dbus-run-session -- $(SWIFT) test --skip-build
 
-# hauld beside curl on a loopback nginx and a private bus (Benchmarks/RESULTS.md): a release build, then a table
-# on stdout and the figures in $(BENCH_OUTPUT). BENCH_FLAGS passes options (`haul-bench --help`).
+# hauld beside curl on a loopback nginx and a private bus (Benchmarks/RESULTS.md): the lean release build below,
+# then a table on stdout and the figures in $(BENCH_OUTPUT). BENCH_FLAGS passes options (`haul-bench --help`).
 BENCH_OUTPUT ?= .build/bench/results.json
 BENCH_FLAGS ?=
 
-bench: bench-deps
-	$(SWIFT) build -c release
-	"$$($(SWIFT) build -c release --show-bin-path)/haul-bench" --output "$(BENCH_OUTPUT)" $(BENCH_FLAGS)
+bench: bench-deps bench-build
+	"$$($(SWIFT) build -c release $(LEAN_SWIFT_FLAGS) --show-bin-path)/haul-bench" --output "$(BENCH_OUTPUT)" \
+		$(BENCH_FLAGS)
+
+# The release build make bench measures: an idle hauld of 15 MB RSS, 20 MB after a load, where a plain
+# `swift build -c release` gives 24 and 31 MB (Benchmarks/RESULTS.md, 2026-11-24). In a folder of its own: its flags
+# differ from a plain build's, and changing them rebuilds every module.
+# - The Swift runtime and FoundationEssentials linked in: their symbol tables and relocations, read at start-up, were
+#   2.7 MB of it. Only Swift concurrency's hooks are exported (scripts/link/exports.map, lld-with-concurrency-hooks).
+# - Every function in a section of its own, public ones included (-internalize-at-link): the linker drops what
+#   nothing calls, and the runtime records of types it dropped (-conditional-runtime-records).
+# - Linked by lld in the order of scripts/link/hauld.order, which scripts/link/hauld-order.sh makes: the functions a
+#   typical run calls, together.
+# - Relative relocations packed (DT_RELR) when this machine's glibc reads them (2.36, Debian 12); the programs then
+#   need glibc 2.36 or later.
+LEAN_SCRATCH = .build-lean
+GLIBC_READS_RELR := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | \
+	awk '{ split($$2, v, "."); if (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) print "yes" }')
+LEAN_SWIFT_FLAGS = --scratch-path $(LEAN_SCRATCH) --static-swift-stdlib \
+	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -Xfrontend -Xswiftc -internalize-at-link \
+	-Xswiftc -Xfrontend -Xswiftc -conditional-runtime-records -Xcc -ffunction-sections -Xcc -fdata-sections \
+	-Xswiftc -ld-path=$(CURDIR)/scripts/link/lld-with-concurrency-hooks \
+	-Xlinker --version-script=$(CURDIR)/scripts/link/exports.map \
+	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/link/hauld.order -Xlinker --no-warn-symbol-ordering \
+	$(if $(GLIBC_READS_RELR),-Xlinker -z -Xlinker pack-relative-relocs)
+
+bench-build:
+	@# SwiftPM does not know the order file as an input: a newer one must relink hauld.
+	@bin="$$($(SWIFT) build -c release $(LEAN_SWIFT_FLAGS) --show-bin-path)"; \
+		if [ scripts/link/hauld.order -nt "$$bin/hauld" ]; then rm -f "$$bin/hauld"; fi
+	$(SWIFT) build -c release $(LEAN_SWIFT_FLAGS)
 
 clean:
 	$(SWIFT) package clean
