@@ -1,8 +1,8 @@
 # Haul: `make run` sets up, builds and runs the daemon; `make test` sets up, builds and runs every test;
-# `make bench` measures a release hauld beside curl.
+# `make bench` measures a release hauld beside curl; `make deb` builds the Debian package.
 SWIFT ?= swift
 
-.PHONY: all deps test-deps bench-deps build build-tests run test bench bench-build clean
+.PHONY: all deps test-deps bench-deps deb-deps build build-tests run test test-deb bench bench-build deb clean
 
 all: build
 
@@ -15,6 +15,9 @@ test-deps:
 bench-deps:
 	@scripts/install-deps.sh bench
 
+deb-deps:
+	@scripts/install-deps.sh deb
+
 build: deps
 	$(SWIFT) build
 
@@ -26,9 +29,11 @@ run: build
 	@scripts/run-daemon.sh "$$($(SWIFT) build --show-bin-path)/hauld"
 
 # Every test runs on private buses it starts itself; dbus-run-session makes sure that nothing can reach
-# the user's own session bus either.
+# the user's own session bus either. Then the Debian package's test, which is no Swift test: it needs the
+# package, a separate release build with the Swift runtime linked in.
 test: build-tests
 	dbus-run-session -- $(SWIFT) test --skip-build
+	$(MAKE) test-deb
 
 # hauld beside curl on a loopback nginx and a private bus (Benchmarks/RESULTS.md): the lean release build below,
 # then a table on stdout and the figures in $(BENCH_OUTPUT). BENCH_FLAGS passes options (`haul-bench --help`).
@@ -69,6 +74,27 @@ bench-build:
 
 clean:
 	$(SWIFT) package clean
+
+# The Debian package haul_<version>_<arch>.deb, here: a release build in its own scratch path with the Swift runtime
+# linked in, so the package depends on Debian's libraries only. The version is the top entry of scripts/deb/changelog.
+# The toolset's linker keeps hauld's concurrency executor hook exported (scripts/deb/link-with-concurrency-hooks);
+# no $ORIGIN run path (no library sits beside /usr/bin/hauld); -z now completes the RELRO hardening.
+DEB_SWIFT_FLAGS = --scratch-path .build-deb --static-swift-stdlib --toolset $(CURDIR)/scripts/deb/toolset.json \
+	--disable-local-rpath -Xlinker -z -Xlinker now
+# The man pages come from swift-argument-parser's generate-manual, built from the checkout the package build resolved:
+# its plugin would rebuild every product without --static-swift-stdlib, which `swift package` does not take.
+MANUAL_SWIFT_FLAGS = --package-path .build-deb/checkouts/swift-argument-parser --scratch-path .build-deb/generate-manual
+DEB_FILE = haul_$$(dpkg-parsechangelog -l scripts/deb/changelog -S Version)_$$(dpkg --print-architecture).deb
+
+deb: deb-deps
+	$(SWIFT) build -c release $(DEB_SWIFT_FLAGS)
+	$(SWIFT) build $(MANUAL_SWIFT_FLAGS) --product generate-manual
+	@MANPAGE_TOOL="$$($(SWIFT) build $(MANUAL_SWIFT_FLAGS) --show-bin-path)/generate-manual" scripts/build-deb.sh \
+		"$$($(SWIFT) build -c release $(DEB_SWIFT_FLAGS) --show-bin-path)" .
+
+# Unpacks the package into a temporary root and runs a download with its hauld and haul on a private bus.
+test-deb: deb
+	scripts/test-deb.sh "$(DEB_FILE)"
 
 # Install / uninstall: a release build, then scripts/install-haul.sh puts hauld, haul, the systemd user unit,
 # the D-Bus activation file, the interface XML, shell completions and man pages below $(PREFIX), staged under

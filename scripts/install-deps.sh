@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages Haul needs to build, run and test, when they are missing.
-# Usage: scripts/install-deps.sh [run|test|bench]
+# Usage: scripts/install-deps.sh [run|test|bench|deb]
 set -euo pipefail
 
 mode=${1:-run}
@@ -20,6 +20,17 @@ if [ "$mode" = test ]; then
     "curl:curl"
     "/usr/bin/python3:python3"
     "openssl:openssl"
+    "/usr/sbin/squid:squid"
+  )
+fi
+# `make deb` and its test (run by `make test`): dpkg-dev's dpkg-shlibdeps and dpkg-gencontrol, binutils' strip and
+# nm, lintian; python3 runs the test's HTTP server.
+if [ "$mode" = test ] || [ "$mode" = deb ]; then
+  required+=(
+    "dpkg-shlibdeps:dpkg-dev"
+    "strip:binutils"
+    "lintian:lintian"
+    "/usr/bin/python3:python3"
   )
 fi
 if [ "$mode" = bench ]; then

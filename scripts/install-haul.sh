@@ -10,10 +10,15 @@
 #   USERUNITDIR     the systemd user unit folder (default $PREFIX/lib/systemd/user, or
 #                   $PREFIX/share/systemd/user when PREFIX is inside $HOME: systemd does not search
 #                   ~/.local/lib/systemd/user)
+#   ZSHCOMPDIR      the zsh completion folder (default $PREFIX/share/zsh/site-functions; Debian's zsh
+#                   searches /usr/share/zsh/vendor-completions for packages instead)
 #   USERNS_COMPAT   auto (default): add hauld.service.d/10-userns-restricted.conf when this kernel restricts
 #                   unprivileged user namespaces; yes / no: always / never
 #   MANPAGE         auto (default): generate haul.1 and hauld.1 with swift-argument-parser's generate-manual
 #                   plugin; no: skip them
+#   MANPAGE_TOOL    swift-argument-parser's generate-manual tool, built already: run it on BIN_DIR's programs
+#                   instead of the plugin, which rebuilds every product with SWIFT_FLAGS alone (`make deb` builds
+#                   with options that `swift package` does not take)
 #   SWIFT, SWIFT_FLAGS   the swift command and extra package options (e.g. --scratch-path DIR) for the plugin
 #
 # The unit and the D-Bus activation file name /usr/local/bin/hauld; it is rewritten to $PREFIX/bin/hauld.
@@ -55,7 +60,7 @@ dropin=$dropindir/10-userns-restricted.conf
 activation=$datadir/dbus-1/services/org.haul.Haul1.service
 interface=$datadir/dbus-1/interfaces/org.haul.Haul1.xml
 bash_completion=$datadir/bash-completion/completions/haul
-zsh_completion=$datadir/zsh/site-functions/_haul
+zsh_completion=${ZSHCOMPDIR:-$datadir/zsh/site-functions}/_haul
 fish_completion=$datadir/fish/vendor_completions.d/haul.fish
 mandir=$datadir/man/man1
 all_files=(
@@ -113,6 +118,10 @@ install_completion() { # shell marker target
 # Man pages from swift-argument-parser's generate-manual plugin (it builds every product in release
 # mode, which `make install` has just done, then writes one page per ArgumentParser executable).
 install_manpages() {
+  if [ -n "${MANPAGE_TOOL:-}" ]; then
+    install_manpages_with_tool
+    return 0
+  fi
   local log
   log=$(mktemp)
   # shellcheck disable=SC2086 # SWIFT_FLAGS is a list of options
@@ -131,6 +140,19 @@ install_manpages() {
     done
   done < <(sed -n "s|^Generated manual in 'file://\(.*\)'\$|\1|p" "$log" | sed 's|/$||')
   rm -f "$log"
+}
+
+install_manpages_with_tool() {
+  local out name
+  out=$(mktemp -d)
+  for name in haul hauld; do
+    if "$MANPAGE_TOOL" "$bin_dir/$name" --output-directory "$out" >/dev/null && [ -f "$out/$name.1" ]; then
+      install_file 644 "$out/$name.1" "$mandir/$name.1"
+    else
+      say "warning: $MANPAGE_TOOL made no $name.1; not installed" >&2
+    fi
+  done
+  rm -rf "$out"
 }
 
 case "$action" in

@@ -72,9 +72,10 @@ struct HaulBench: AsyncParsableCommand {
             controlSamples: controlSamples, indicatorRepetitions: indicatorRepetitions, idleSeconds: idleSeconds,
             segmentedSize: segmentedMiB << 20, segmentRounds: segmentRounds
         )
-        log("writing \(largeMiB) MiB and \(smallMiB) MiB files to serve")
+        log("writing the files to serve")
+        // Only the files the chosen phases download are written (the large one alone is a GiB).
         let workspace = try Workspace(
-            largeSize: settings.largeSize, smallSize: settings.smallSize,
+            largeSize: phases.contains(.single) ? settings.largeSize : 0, smallSize: settings.smallSize,
             segmentedSize: phases.contains(.segmented) ? settings.segmentedSize : 0
         )
         defer { workspace.remove() }

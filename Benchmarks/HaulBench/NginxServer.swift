@@ -18,7 +18,7 @@ final class NginxServer: FileServer {
         name =
             version.stderr.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
             ?? "nginx"
-        port = try Self.freePort()
+        port = try FreePort.loopback()
         let config = workDirectory.appendingPathComponent("nginx.conf")
         try Self.configuration(root: root, workDirectory: workDirectory, port: port)
             .write(to: config, atomically: true, encoding: .utf8)
@@ -27,7 +27,7 @@ final class NginxServer: FileServer {
             Self.executable, ["-p", workDirectory.path, "-c", config.path, "-e", errorLog]
         )
         let deadline = ContinuousClock.now + .seconds(10)
-        while !Self.accepts(port) {
+        while !FreePort.accepts(port) {
             guard process.isRunning, ContinuousClock.now < deadline else {
                 stop()
                 let log = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
@@ -90,41 +90,5 @@ final class NginxServer: FileServer {
                 }
             }
             """
-    }
-
-    /// A port the kernel has just handed out on 127.0.0.1, released for nginx to take.
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw TestSupportError("bind: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = loopback(port: port)
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        return address
     }
 }

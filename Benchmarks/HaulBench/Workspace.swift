@@ -32,7 +32,7 @@ struct Workspace: Sendable {
         // World-readable, so that a server's worker processes may read what they serve.
         chmod(root.path, 0o755)
         chmod(served.path, 0o755)
-        try ContentFile.write(served.appendingPathComponent(Self.largeFile), size: largeSize, seed: 1)
+        if largeSize > 0 { try ContentFile.write(served.appendingPathComponent(Self.largeFile), size: largeSize, seed: 1) }
         try ContentFile.write(served.appendingPathComponent(Self.smallFile), size: smallSize, seed: 2)
         try ContentFile.write(served.appendingPathComponent(Self.throttledFile), size: Self.throttledSize, seed: 4)
         if segmentedSize > 0 {

@@ -1,6 +1,6 @@
-public import DBusKit
-public import HaulCore
-public import Logging
+package import DBusKit
+package import HaulCore
+package import Logging
 
 /// Runs the delayed activity manager on the bus: owns the pure state machine, the per-client
 /// holds and the persisted settings, executes the machine's actions (timers, publications) and exports
@@ -9,7 +9,7 @@ public import Logging
 /// Publications go through an ordered outbox drained by `run()`, so signals leave in exactly the order the
 /// machine produced them, even though sending to the bus suspends. A method call or property write answers
 /// only once its own changes are applied, so the caller reads what it caused.
-public actor ActivityIndicatorService {
+package actor ActivityIndicatorService {
     private typealias Machine = ActivityIndicatorStateMachine<ContinuousClock.Instant>
 
     private let clock = EventLoopClock()
@@ -31,7 +31,7 @@ public actor ActivityIndicatorService {
         case barrier(CheckedContinuation<Void, Never>)
     }
 
-    public init(objects: DBusObjectServer, store: IndicatorSettingsStore, logger: Logger) {
+    package init(objects: DBusObjectServer, store: IndicatorSettingsStore, logger: Logger) {
         let loaded = store.load()
         if let problem = loaded.problem {
             logger.warning("ignoring the saved indicator settings: \(problem)")
@@ -48,7 +48,7 @@ public actor ActivityIndicatorService {
     }
 
     /// The interface to export at `/org/haul/Haul1/Manager`, with the current values.
-    public func exportedInterface() -> DBusExportedInterface {
+    package func exportedInterface() -> DBusExportedInterface {
         DBusExportedInterface(
             HaulInterfaces.activityIndicator,
             methods: [
@@ -79,7 +79,7 @@ public actor ActivityIndicatorService {
     }
 
     /// Publishes until cancelled.
-    public func run() async {
+    package func run() async {
         for await publication in outbox {
             guard case .change(let properties, let visibility) = publication else {
                 if case .barrier(let continuation) = publication { continuation.resume() }
@@ -110,18 +110,18 @@ public actor ActivityIndicatorService {
     // MARK: Activity
 
     /// Manual activity, owned by the caller's connection.
-    public func increment(owner: String) {
+    package func increment(owner: String) {
         holds.increment(owner)
         recount()
     }
 
     /// Clamps at zero for this caller; never touches another caller's holds.
-    public func decrement(owner: String) {
+    package func decrement(owner: String) {
         if holds.decrement(owner) { recount() }
     }
 
     /// A caller left the bus: whatever it still held is released.
-    public func releaseHolds(of owner: String) {
+    package func releaseHolds(of owner: String) {
         let released = holds.release(owner)
         if released > 0 {
             logger.debug("released \(released) activity hold(s) of \(owner), which left the bus")
@@ -130,7 +130,7 @@ public actor ActivityIndicatorService {
     }
 
     /// The transfer engine reports how many tasks are running.
-    public func setRunningTaskCount(_ count: UInt32) {
+    package func setRunningTaskCount(_ count: UInt32) {
         runningTasks = count
         recount()
     }

@@ -11,17 +11,17 @@ import NIOPosix
 /// libdispatch's worker-pool monitor: a 1 Hz timer that wakes the process for the rest of its life. hauld's
 /// timers (retry back-off, progress ticker, indicator delays, tray tooltip) sleep here instead, and hauld runs Swift
 /// concurrency on the same loops (its entry point), so an idle hauld has no timer that repeats.
-public struct EventLoopClock: Clock {
-    public typealias Instant = ContinuousClock.Instant
+package struct EventLoopClock: Clock {
+    package typealias Instant = ContinuousClock.Instant
 
-    public init() {}
+    package init() {}
 
-    public var now: Instant { ContinuousClock.now }
+    package var now: Instant { ContinuousClock.now }
 
-    public var minimumResolution: Duration { ContinuousClock().minimumResolution }
+    package var minimumResolution: Duration { ContinuousClock().minimumResolution }
 
     /// Throws `CancellationError` as soon as the task is cancelled, like `Task.sleep`.
-    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         // TimeAmount clamps a delay beyond Int64.max nanoseconds (292 years); one in the past runs at once.
         // Scheduled before the handler is installed, so that a cancellation that comes first still finds it.

@@ -1,29 +1,29 @@
 import DBusKit
-public import FoundationEssentials
-public import HaulCore
+package import FoundationEssentials
+package import HaulCore
 import HaulTransfer
-public import Logging
-public import ServiceLifecycle
+package import Logging
+import ServiceLifecycle
 
 /// `hauld` as a service: connects to the bus, exports the Haul objects, then takes `org.haul.Haul1` — last,
 /// so the first caller already finds everything in place — and serves until a graceful shutdown.
-public struct HaulDaemon: Service {
-    public struct Configuration: Sendable {
+package struct HaulDaemon: Service {
+    package struct Configuration: Sendable {
         /// A D-Bus address; nil for the session bus.
-        public var busAddress: String?
+        package var busAddress: String?
         /// Where settings and tasks are kept (`$XDG_STATE_HOME/haul`).
-        public var stateDirectory: URL
+        package var stateDirectory: URL
         /// How long a response may stay silent before the attempt counts as stalled (and is retried).
-        public var readTimeout: Duration
+        package var readTimeout: Duration
         /// Proxies for transfers (`ProxySettings(environment:)` reads them as curl does).
-        public var proxies: ProxySettings
+        package var proxies: ProxySettings
         /// The CA certificates https trusts (`TrustStore.resolve(environment:)`: the system's, or `SSL_CERT_FILE` and
         /// `SSL_CERT_DIR`).
-        public var trust: TrustStore
+        package var trust: TrustStore
         /// The panels the desktop bridge serves (KDE job views, tray icon, notifications).
-        public var desktop: DesktopBridge.Features
+        package var desktop: DesktopBridge.Features
 
-        public init(
+        package init(
             busAddress: String? = nil, stateDirectory: URL, readTimeout: Duration = .seconds(30),
             proxies: ProxySettings = .none, trust: TrustStore = .resolve(environment: [:]),
             desktop: DesktopBridge.Features = .init()
@@ -37,7 +37,7 @@ public struct HaulDaemon: Service {
         }
 
         /// `$XDG_STATE_HOME/haul`, else `~/.local/state/haul`.
-        public static func defaultStateDirectory(environment: [String: String]) -> URL {
+        package static func defaultStateDirectory(environment: [String: String]) -> URL {
             if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
                 return URL(fileURLWithPath: state).appendingPathComponent("haul")
             }
@@ -46,11 +46,11 @@ public struct HaulDaemon: Service {
         }
     }
 
-    public enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         case nameTaken(String)
         case busDisconnected
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .nameTaken(let name):
                 "another hauld already owns \(name) on this bus; only one can run per session"
@@ -63,12 +63,12 @@ public struct HaulDaemon: Service {
     private let configuration: Configuration
     private let logger: Logger
 
-    public init(configuration: Configuration, logger: Logger) {
+    package init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let connection = try await connect()
         let objects = try await DBusObjectServer(connection: connection)
         let store = IndicatorSettingsStore(
@@ -96,29 +96,32 @@ public struct HaulDaemon: Service {
         )
         await objects.onPeerVanished { name in await indicator.releaseHolds(of: name) }
 
-        // Before the name is taken, so that the first caller already sees every task.
-        await tasks.restore()
-        switch try await connection.requestName(HaulBus.name) {
-        case .primaryOwner, .alreadyOwner:
-            break
-        case .exists, .inQueue:
-            await bridge?.stop()
-            await connection.close()
-            throw Failure.nameTaken(HaulBus.name)
-        }
-        logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
-        await tasks.continueRestored()
+        try await withThrowingDiscardingTaskGroup { group in
+            // The tasks' outbox is sent from the start: restoring exports every task through it.
+            group.addTask { await tasks.publishing() }
+            // Before the name is taken, so that the first caller already sees every task.
+            await tasks.restore()
+            switch try await connection.requestName(HaulBus.name) {
+            case .primaryOwner, .alreadyOwner:
+                break
+            case .exists, .inQueue:
+                await bridge?.stop()
+                await connection.close()
+                throw Failure.nameTaken(HaulBus.name)
+            }
+            logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
+            await tasks.continueRestored()
 
-        await withDiscardingTaskGroup { group in
             group.addTask { await indicator.run() }
             if let bridge { group.addTask { await bridge.run() } }
             // Ends on a graceful shutdown (SIGTERM, SIGINT) or when the bus connection is lost.
             await cancelWhenGracefulShutdown { await objects.run() }
             await bridge?.stop()
+            // Attempts stop without touching the saved states: the next start continues every task. This also
+            // ends the tasks' outbox, once sent.
+            await tasks.shutdown()
             group.cancelAll()
         }
-        // Attempts stop without touching the saved states: the next start continues every task.
-        await tasks.shutdown()
         let connected = await connection.isConnected
         let lostBus = !Task.isShuttingDownGracefully && !connected
         await connection.close()

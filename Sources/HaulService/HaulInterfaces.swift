@@ -1,8 +1,8 @@
-public import DBusKit
+package import DBusKit
 
 /// The Swift description of the D-Bus contract; `dbus/org.haul.Haul1.xml` documents the same members and a
 /// test holds the two together.
-public enum HaulInterfaces {
+package enum HaulInterfaces {
     private typealias Method = DBusInterfaceDescription.Method
     private typealias Signal = DBusInterfaceDescription.Signal
     private typealias Property = DBusInterfaceDescription.Property
@@ -10,7 +10,7 @@ public enum HaulInterfaces {
 
     private static let options = DBusType.dictionary(key: .string, value: .variant)
 
-    public static let manager = DBusInterfaceDescription(
+    package static let manager = DBusInterfaceDescription(
         name: HaulBus.managerInterface,
         methods: [
             Method("Download", inputs: [.init("url", .string), .init("destination", .string)],
@@ -39,7 +39,7 @@ public enum HaulInterfaces {
         ]
     )
 
-    public static let activityIndicator = DBusInterfaceDescription(
+    package static let activityIndicator = DBusInterfaceDescription(
         name: HaulBus.indicatorInterface,
         methods: [Method("IncrementActivityCount"), Method("DecrementActivityCount")],
         signals: [Signal("VisibilityChanged", [.init("visible", .boolean)])],
@@ -53,7 +53,7 @@ public enum HaulInterfaces {
         ]
     )
 
-    public static let task = DBusInterfaceDescription(
+    package static let task = DBusInterfaceDescription(
         name: HaulBus.taskInterface,
         methods: [Method("Suspend"), Method("Resume"), Method("Cancel"), Method("Forget")],
         properties: [
@@ -79,5 +79,5 @@ public enum HaulInterfaces {
         ]
     )
 
-    public static let all = [manager, activityIndicator, task]
+    package static let all = [manager, activityIndicator, task]
 }

@@ -7,9 +7,9 @@ import CGlibcExtras
 /// `malloc_trim` that follows the last transfer's stop: after 200 downloads, 4 to 6 MB stayed resident. So one more
 /// trim follows, once the pool has closed what the last such transfer left in it: a single wake-up of an idle hauld
 /// a minute after its load, never a timer that repeats.
-public actor PooledConnectionTrim {
+package actor PooledConnectionTrim {
     /// `TransferClient`'s idle timeout, and a margin for the pool's timer to have run.
-    public static let poolIdleTimeout: Duration = .seconds(60) + .milliseconds(250)
+    package static let poolIdleTimeout: Duration = .seconds(60) + .milliseconds(250)
 
     private let delay: Duration
     private let trim: @Sendable () -> Void
@@ -18,20 +18,20 @@ public actor PooledConnectionTrim {
     private var sleeper: Task<Void, Never>?
 
     /// `trim` stands in for glibc's `malloc_trim(0)` in tests.
-    public init(after delay: Duration = poolIdleTimeout, trim: (@Sendable () -> Void)? = nil) {
+    package init(after delay: Duration = poolIdleTimeout, trim: (@Sendable () -> Void)? = nil) {
         self.delay = delay
         self.trim = trim ?? { malloc_trim(0) }
     }
 
     /// An attempt ended in a way that may have left its connection in the pool: not stopped, not cancelled (those
     /// close their connection at once).
-    public func connectionReleased() {
+    package func connectionReleased() {
         deadline = clock.now.advanced(by: delay)
         guard sleeper == nil else { return }
         sleeper = Task { await self.trimOnceClosed() }
     }
 
-    public func cancel() {
+    package func cancel() {
         sleeper?.cancel()
     }
 

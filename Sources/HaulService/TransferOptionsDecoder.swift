@@ -51,11 +51,31 @@ enum TransferOptionsDecoder {
         return result
     }
 
+    /// Bounds of the `headers` option, those of common servers (Apache: 100 fields of at most 8190 bytes; nginx:
+    /// lines of 8 KiB). They keep a request head far below the 64 KiB of NIO's write buffer: past it,
+    /// async-http-client reached a precondition (a crash) when the server answered before the head was written.
+    static let maximumHeaderCount = 100
+    static let maximumHeaderLineBytes = 8192
+    static let maximumHeaderBytes = 32_768
+
     private static func headers(_ value: DBusValue) throws(DBusError) -> [String: String] {
         guard case .dictionary(.string, .string, _) = value, let dictionary = value.stringDictionary else {
             throw HaulErrorName.invalidArgument.error("headers must be an a{ss} without duplicate names")
         }
         let headers = dictionary.compactMapValues(\.stringValue)
+        guard headers.count <= maximumHeaderCount else {
+            throw HaulErrorName.invalidArgument.error("at most \(maximumHeaderCount) headers, not \(headers.count)")
+        }
+        // As sent: "name: value\r\n".
+        let lines = headers.map { ($0.key, $0.key.utf8.count + $0.value.utf8.count + 4) }
+        if let (name, _) = lines.first(where: { $0.1 > maximumHeaderLineBytes }) {
+            throw HaulErrorName.invalidArgument.error(
+                "header '\(name.prefix(64))' is longer than \(maximumHeaderLineBytes) bytes"
+            )
+        }
+        guard lines.reduce(0, { $0 + $1.1 }) <= maximumHeaderBytes else {
+            throw HaulErrorName.invalidArgument.error("the headers take more than \(maximumHeaderBytes) bytes together")
+        }
         return try request { () throws(TransferRequestError) in try DownloadOptions.validatedHeaders(headers) }
     }
 

@@ -1,22 +1,22 @@
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// What a finished program printed and how it ended.
-public struct CommandResult: Sendable {
+package struct CommandResult: Sendable {
     /// The exit status, or 128 + N when signal N ended it.
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
+    package let status: Int32
+    package let stdout: String
+    package let stderr: String
     /// What the process (not its children) consumed, as `wait4` reported it.
-    public let usage: ResourceUsage
+    package let usage: ResourceUsage
 }
 
 /// CPU time and peak memory of a finished process.
-public struct ResourceUsage: Sendable {
+package struct ResourceUsage: Sendable {
     /// User plus system time.
-    public let cpuTime: Duration
+    package let cpuTime: Duration
     /// The largest resident set size it reached.
-    public let peakResidentBytes: Int
+    package let peakResidentBytes: Int
 
     init(_ raw: rusage) {
         func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
@@ -31,16 +31,16 @@ public struct ResourceUsage: Sendable {
 /// (an orphaned grandchild then holds other commands' output open) and the signal mask
 /// of Dispatch's worker threads (the child would ignore SIGTERM). Waiting and reading happen on threads of
 /// their own, never blocking the Swift concurrency pool.
-public enum Command {
-    public static func run(
+package enum Command {
+    package static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
     ) async throws -> CommandResult {
         await finish(try start(executable, arguments, environment: environment, input: input))
     }
 
     /// A started process and the read ends of its output pipes.
-    public final class Running: Sendable {
-        public let pid: pid_t
+    package final class Running: Sendable {
+        package let pid: pid_t
         let stdout: FileHandle
         let stderr: FileHandle
         private let ending = Mutex<(status: Int32, usage: ResourceUsage)?>(nil)
@@ -52,7 +52,7 @@ public enum Command {
         }
 
         /// False once the process has exited (and been reaped).
-        public var isRunning: Bool {
+        package var isRunning: Bool {
             ending.withLock { ending in
                 if ending != nil { return false }
                 var raw: Int32 = 0
@@ -81,7 +81,7 @@ public enum Command {
         }
     }
 
-    public static func start(
+    package static func start(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
     ) throws -> Running {
         let path = executable.hasPrefix("/") ? executable : try which(executable)
@@ -145,7 +145,7 @@ public enum Command {
     /// The blocking reads and wait run on threads of their own, not on `DispatchQueue.global()`: on Linux that is
     /// the Swift concurrency pool (one thread per core), and blocking it starves the very tasks that must answer
     /// the process (an exported object replying to `dbus-send`) until Dispatch adds threads, seconds later.
-    public static func finish(_ running: Running) async -> CommandResult {
+    package static func finish(_ running: Running) async -> CommandResult {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 let output = Mutex(Data())
@@ -181,7 +181,7 @@ public enum Command {
     }
 
     /// An executable built by this package, found beside the running test bundle.
-    public static func built(_ name: String) -> String {
+    package static func built(_ name: String) -> String {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         return executable.deletingLastPathComponent().appendingPathComponent(name).path
     }

@@ -1,16 +1,16 @@
-public import Foundation
+package import Foundation
 import DBusKit
 
 /// A `hauld` built by this package, running on a private bus with its own state directory.
-public final class HauldProcess: Sendable {
-    public let running: Command.Running
-    public let stateDirectory: URL
+package final class HauldProcess: Sendable {
+    package let running: Command.Running
+    package let stateDirectory: URL
 
     /// Starts hauld on `bus` and waits until it — not an earlier one the bus has yet to drop — owns
     /// `org.haul.Haul1`. A `launcher` (a command that ends by exec'ing its arguments, such as `setpriv …`) runs
     /// hauld under changed conditions; it must keep the process id. The proxy and certificate variables of the
     /// tests' own environment are not passed on (a test's servers are on loopback); `environment` adds variables.
-    public init(
+    package init(
         bus: PrivateBus, stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
         environment extra: [String: String] = [:]
     ) async throws {
@@ -35,12 +35,12 @@ public final class HauldProcess: Sendable {
         }
     }
 
-    public var pid: Int32 { running.pid }
+    package var pid: Int32 { running.pid }
 
     /// Certificates the tests' own environment may name: a test gives hauld its own CA when it wants one.
-    public static let trustVariables: Set<String> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
+    package static let trustVariables: Set<String> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
 
-    public static let proxyVariables: Set<String> = [
+    package static let proxyVariables: Set<String> = [
         "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
     ]
 
@@ -54,7 +54,7 @@ public final class HauldProcess: Sendable {
     }
 
     /// Sends `signal` and collects the exit status and output.
-    public func stop(signal: Int32 = SIGTERM) async -> CommandResult {
+    package func stop(signal: Int32 = SIGTERM) async -> CommandResult {
         kill(running.pid, signal)
         return await Command.finish(running)
     }

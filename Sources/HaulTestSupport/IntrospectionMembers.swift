@@ -1,12 +1,74 @@
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// The members of each interface in introspection XML, as comparable lines such as
-/// `method Download(in s url, in s destination, out o task)`. Comments (documentation) are ignored.
-public enum IntrospectionMembers {
-    public static func parse(_ xml: String) throws -> [String: [String]] {
+/// `method Download(in s url, in s destination, out o task)`, or as ``Interface`` values for a test that calls each
+/// one. Comments (documentation) are ignored.
+package enum IntrospectionMembers {
+    /// One interface of an introspected object.
+    package struct Interface: Sendable, Equatable {
+        package struct Argument: Sendable, Equatable {
+            package var name: String
+            /// The argument's signature, such as `a{sv}`.
+            package var type: String
+            /// `in` or `out`; empty for a signal's arguments.
+            package var direction: String
+        }
+
+        package struct Member: Sendable, Equatable {
+            /// `method` or `signal`.
+            package var kind: String
+            package var name: String
+            package var arguments: [Argument]
+
+            /// The arguments a call sends.
+            package var inputs: [Argument] { arguments.filter { $0.direction == "in" } }
+        }
+
+        package struct Property: Sendable, Equatable {
+            package var name: String
+            package var type: String
+            /// `read`, `write` or `readwrite`.
+            package var access: String
+        }
+
+        package var name: String
+        package var members: [Member] = []
+        package var properties: [Property] = []
+
+        package var methods: [Member] { members.filter { $0.kind == "method" } }
+    }
+
+    /// Each interface's members as sorted lines, keyed by interface name.
+    package static func parse(_ xml: String) throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for interface in try interfaces(xml) {
+            let members = interface.members.map { member in
+                let arguments = member.arguments.map { argument in
+                    (argument.direction.isEmpty ? "" : "\(argument.direction) ") + "\(argument.type) \(argument.name)"
+                }
+                return "\(member.kind) \(member.name)(\(arguments.joined(separator: ", ")))"
+            }
+            let properties = interface.properties.map { "property \($0.name) \($0.type) \($0.access)" }
+            result[interface.name] = (members + properties).sorted()
+        }
+        return result
+    }
+
+    /// The interfaces of the object, in document order.
+    package static func interfaces(_ xml: String) throws -> [Interface] {
+        try collect(xml).interfaces
+    }
+
+    /// Child node names.
+    package static func children(_ xml: String) throws -> [String] {
+        try collect(xml).children
+    }
+
+    private static func collect(_ xml: String) throws -> Collector {
         let delegate = Collector()
         let parser = XMLParser(data: Data(xml.utf8))
         parser.shouldResolveExternalEntities = false
@@ -14,23 +76,14 @@ public enum IntrospectionMembers {
         guard parser.parse() else {
             throw TestSupportError("introspection XML does not parse: \(parser.parserError.map { "\($0)" } ?? "?")")
         }
-        return delegate.interfaces.mapValues { $0.sorted() }
-    }
-
-    /// Child node names.
-    public static func children(_ xml: String) throws -> [String] {
-        let delegate = Collector()
-        let parser = XMLParser(data: Data(xml.utf8))
-        parser.delegate = delegate
-        guard parser.parse() else { throw TestSupportError("introspection XML does not parse") }
-        return delegate.children
+        return delegate
     }
 
     private final class Collector: NSObject, XMLParserDelegate {
-        var interfaces: [String: [String]] = [:]
+        var interfaces: [Interface] = []
         var children: [String] = []
-        private var interface: String?
-        private var member: (kind: String, name: String, arguments: [String])?
+        private var interface: Interface?
+        private var member: Interface.Member?
         private var depth = 0
 
         func parser(
@@ -42,19 +95,22 @@ public enum IntrospectionMembers {
                 depth += 1
                 if depth == 2, let name = attributes["name"] { children.append(name) }
             case "interface":
-                interface = attributes["name"]
-                if let interface { interfaces[interface, default: []] = [] }
+                interface = attributes["name"].map { Interface(name: $0) }
             case "method", "signal":
-                member = (element, attributes["name"] ?? "?", [])
+                member = Interface.Member(kind: element, name: attributes["name"] ?? "?", arguments: [])
             case "arg":
-                let direction = attributes["direction"].map { "\($0) " } ?? (member?.kind == "method" ? "in " : "")
-                member?.arguments.append("\(direction)\(attributes["type"] ?? "?") \(attributes["name"] ?? "")")
+                let direction = attributes["direction"] ?? (member?.kind == "method" ? "in" : "")
+                member?.arguments.append(
+                    Interface.Argument(
+                        name: attributes["name"] ?? "", type: attributes["type"] ?? "?", direction: direction)
+                )
             case "property":
-                if let interface {
-                    interfaces[interface]?.append(
-                        "property \(attributes["name"] ?? "?") \(attributes["type"] ?? "?") \(attributes["access"] ?? "?")"
+                interface?.properties.append(
+                    Interface.Property(
+                        name: attributes["name"] ?? "?", type: attributes["type"] ?? "?",
+                        access: attributes["access"] ?? "?"
                     )
-                }
+                )
             default:
                 break
             }
@@ -65,11 +121,10 @@ public enum IntrospectionMembers {
             case "node":
                 depth -= 1
             case "interface":
+                if let interface { interfaces.append(interface) }
                 interface = nil
             case "method", "signal":
-                if let interface, let member {
-                    interfaces[interface]?.append("\(member.kind) \(member.name)(\(member.arguments.joined(separator: ", ")))")
-                }
+                if let member { interface?.members.append(member) }
                 member = nil
             default:
                 break

@@ -1,15 +1,15 @@
-public import Foundation
+package import Foundation
 
 /// A private `dbus-daemon` for one test: its own socket, its own policy, gone when the test ends.
-public final class PrivateBus: Sendable {
+package final class PrivateBus: Sendable {
     /// The address to connect to (`unix:path=…`).
-    public let address: String
+    package let address: String
     /// The folder holding the bus's socket and configuration, removed on `stop()`.
-    public let directory: URL
+    package let directory: URL
     private let process: Command.Running
 
     /// Starts the bus; `serviceDirectory` enables D-Bus activation of the `.service` files found there.
-    public init(serviceDirectory: URL? = nil) throws {
+    package init(serviceDirectory: URL? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus").path
@@ -47,13 +47,13 @@ public final class PrivateBus: Sendable {
     }
 
     /// The environment a child process needs to use this bus (and no other).
-    public var environment: [String: String] {
+    package var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = address
         return environment
     }
 
-    public func stop() {
+    package func stop() {
         if process.isRunning {
             kill(process.pid, SIGTERM)
             _ = process.wait()
@@ -64,7 +64,7 @@ public final class PrivateBus: Sendable {
     deinit { stop() }
 }
 
-public struct TestSupportError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct TestSupportError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -1,25 +1,25 @@
-public import Foundation
+package import Foundation
 
 /// One reading of a running process from `/proc`: its CPU time, memory and wake-ups so far.
-public struct ProcessSample: Sendable {
+package struct ProcessSample: Sendable {
     /// User plus system time, in clock ticks (`/proc/<pid>/stat`).
-    public let cpuTicks: Int
+    package let cpuTicks: Int
     /// `VmRSS`.
-    public let residentBytes: Int
+    package let residentBytes: Int
     /// `VmHWM`: the peak resident set size since start or since `resetPeak`.
-    public let peakResidentBytes: Int
+    package let peakResidentBytes: Int
     /// `RssAnon`: the part of `VmRSS` that is the process's own memory, not pages of mapped files (code).
-    public let anonymousBytes: Int
+    package let anonymousBytes: Int
     /// `Pss` (`smaps_rollup`): the resident set with each shared page divided among the processes mapping it.
-    public let proportionalBytes: Int
+    package let proportionalBytes: Int
     /// Voluntary and involuntary context switches of each thread alive now, by thread id: each one is a wake-up.
-    public let contextSwitches: [Int: Int]
+    package let contextSwitches: [Int: Int]
     /// Nanoseconds on a CPU of each thread alive now (`schedstat`), by thread id: finer than clock ticks.
-    public let threadRuntimes: [Int: Int]
+    package let threadRuntimes: [Int: Int]
 
-    public static let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
+    package static let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
 
-    public init(pid: pid_t) throws {
+    package init(pid: pid_t) throws {
         let stat = try Self.read("/proc/\(pid)/stat")
         // The command name (field 2) may hold spaces; the fields after it are plain numbers.
         guard let end = stat.lastIndex(of: ")") else { throw TestSupportError("cannot parse /proc/\(pid)/stat") }
@@ -51,12 +51,12 @@ public struct ProcessSample: Sendable {
 
     /// Wake-ups between two samples: those of threads alive at both, plus all of threads started since (those of a
     /// thread that ended in between are lost with it).
-    public func wakeups(since earlier: ProcessSample) -> Int {
+    package func wakeups(since earlier: ProcessSample) -> Int {
         Self.growth(of: contextSwitches, since: earlier.contextSwitches)
     }
 
     /// CPU time between two samples to the nanosecond, counted as `wakeups(since:)` counts.
-    public func threadCPUTime(since earlier: ProcessSample) -> Duration {
+    package func threadCPUTime(since earlier: ProcessSample) -> Duration {
         .nanoseconds(Self.growth(of: threadRuntimes, since: earlier.threadRuntimes))
     }
 
@@ -65,13 +65,13 @@ public struct ProcessSample: Sendable {
     }
 
     /// CPU time between two samples.
-    public func cpuTime(since earlier: ProcessSample) -> Duration {
+    package func cpuTime(since earlier: ProcessSample) -> Duration {
         .milliseconds((cpuTicks - earlier.cpuTicks) * 1000 / Self.ticksPerSecond)
     }
 
     /// The TCP sockets the process holds: its descriptors matched against its network namespace's `tcp` and `tcp6`
     /// tables (connections in TIME_WAIT belong to no process).
-    public static func openTCPSockets(pid: pid_t) throws -> Int {
+    package static func openTCPSockets(pid: pid_t) throws -> Int {
         var inodes = Set<Substring>()
         for table in ["tcp", "tcp6"] {
             let text = try read("/proc/\(pid)/net/\(table)")
@@ -91,7 +91,7 @@ public struct ProcessSample: Sendable {
     }
 
     /// Starts `VmHWM` over from the current resident set size (`clear_refs` 5).
-    public static func resetPeak(pid: pid_t) throws {
+    package static func resetPeak(pid: pid_t) throws {
         guard let handle = FileHandle(forWritingAtPath: "/proc/\(pid)/clear_refs") else {
             throw TestSupportError("cannot open /proc/\(pid)/clear_refs")
         }

@@ -1,17 +1,17 @@
-public import Foundation
+package import Foundation
 
 /// A throwaway certificate authority and a server certificate it signed for 127.0.0.1 and localhost, made with the
 /// `openssl` command in a temporary folder: what a corporate CA looks like to hauld.
-public struct TestCertificates: Sendable {
-    public let directory: URL
+package struct TestCertificates: Sendable {
+    package let directory: URL
     /// The CA's certificate (PEM): what `SSL_CERT_FILE` names.
-    public var authority: URL { directory.appendingPathComponent("ca.pem") }
+    package var authority: URL { directory.appendingPathComponent("ca.pem") }
     /// The server's certificate and key (PEM).
-    public var serverCertificate: URL { directory.appendingPathComponent("server.pem") }
-    public var serverKey: URL { directory.appendingPathComponent("server.key") }
+    package var serverCertificate: URL { directory.appendingPathComponent("server.pem") }
+    package var serverKey: URL { directory.appendingPathComponent("server.key") }
 
     /// Makes a new CA and server certificate (a second or so of RSA key generation).
-    public static func make() async throws -> TestCertificates {
+    package static func make() async throws -> TestCertificates {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-ca-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificates = TestCertificates(directory: directory)
@@ -35,7 +35,7 @@ public struct TestCertificates: Sendable {
         return certificates
     }
 
-    public func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(at: directory)
     }
 }

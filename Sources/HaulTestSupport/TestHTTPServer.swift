@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 for one test, with fault injection: `scripts/test-http-server.py`
@@ -21,15 +21,15 @@ import Synchronization
 /// `ignore-range`, `etag-changes`, `chunked`, `no-length`, `id` (only makes the request target unique).
 /// Validators: `no-etag=1` sends no ETag; `date=last-modified` sends a `Date` equal to `Last-Modified`, a weak date.
 /// Always use `url(_:)`: the server listens on 127.0.0.1 only (not on `localhost`'s ::1).
-public final class TestHTTPServer: Sendable {
+package final class TestHTTPServer: Sendable {
     /// The port on 127.0.0.1.
-    public let port: Int
+    package let port: Int
     /// The folder served under `/files/`, if any.
-    public let root: URL?
+    package let root: URL?
     /// Where uploads land (`/upload/<name>` is stored as `uploadDirectory/<name>`); removed by `stop()`.
-    public let uploadDirectory: URL
+    package let uploadDirectory: URL
     /// The certificates of an https server (`tls:`), nil for plain http.
-    public let tls: TestCertificates?
+    package let tls: TestCertificates?
     private let directory: URL
     private let process: Command.Running
     private let errorLog = ErrorLog()
@@ -40,7 +40,7 @@ public final class TestHTTPServer: Sendable {
     /// Blocks the calling thread until the script prints its port: a few hundred milliseconds.
     /// `verbose` copies the server's per-request log to this process's standard error. With `tls` it serves https
     /// with that server certificate. `arguments` adds options of the script (`--connect-ports`, `--proxy-auth`).
-    public init(root: URL? = nil, verbose: Bool = false, tls: TestCertificates? = nil, arguments extra: [String] = [])
+    package init(root: URL? = nil, verbose: Bool = false, tls: TestCertificates? = nil, arguments extra: [String] = [])
         throws
     {
         self.root = root
@@ -101,26 +101,26 @@ public final class TestHTTPServer: Sendable {
     }
 
     /// `http://127.0.0.1:<port>` (`https` with `tls`).
-    public var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
+    package var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
 
     /// `127.0.0.1:<port>`, as a proxy variable or a `CONNECT` names it.
-    public var authority: String { "127.0.0.1:\(port)" }
+    package var authority: String { "127.0.0.1:\(port)" }
 
     /// curl's options to trust this server.
     private var curlTrust: [String] { tls.map { ["--cacert", $0.authority.path] } ?? [] }
 
     /// `baseURL` + `pathAndQuery` (a `/` is added in front when missing).
-    public func url(_ pathAndQuery: String) -> String {
+    package func url(_ pathAndQuery: String) -> String {
         baseURL + (pathAndQuery.hasPrefix("/") ? pathAndQuery : "/" + pathAndQuery)
     }
 
     /// What the server wrote to standard error so far (the last 64 KiB): empty unless something went wrong.
-    public var errors: String { String(decoding: errorLog.data.withLock { $0 }, as: UTF8.self) }
+    package var errors: String { String(decoding: errorLog.data.withLock { $0 }, as: UTF8.self) }
 
     /// The server's statistics, keyed by the request target exactly as the client sent it (`/gen/10?seed=1`).
     ///
     /// Every body byte a client has received is counted: the server waits for in-flight writes before answering.
-    public func stats() async throws -> ServerStats {
+    package func stats() async throws -> ServerStats {
         let body = try await get("/stats")
         do {
             return try JSONDecoder().decode(ServerStats.self, from: Data(body.utf8))
@@ -131,7 +131,7 @@ public final class TestHTTPServer: Sendable {
 
     /// Polls `/stats` until `condition` holds (for what the server learns late, such as a client that gave
     /// up during a stall: outcome `client-closed`). Returns the last statistics either way.
-    public func stats(
+    package func stats(
         timeout: Duration = .seconds(5), until condition: (ServerStats) -> Bool
     ) async throws -> ServerStats {
         let deadline = ContinuousClock.now + timeout
@@ -143,7 +143,7 @@ public final class TestHTTPServer: Sendable {
     }
 
     /// Clears the statistics and the fault counters (`fail-times`, `reset-times`, … start over).
-    public func resetStats() async throws {
+    package func resetStats() async throws {
         let result = try await Command.run(
             "curl",
             ["-s", "-S", "--noproxy", "*", "--max-time", "10", "-X", "POST", "-o", "/dev/null", "-w", "%{http_code}"]
@@ -156,14 +156,14 @@ public final class TestHTTPServer: Sendable {
 
     /// The lower-case hex SHA-256 of what `GET pathAndQuery` serves in full (`/gen/…`, `/files/…`, `/uploads/…`),
     /// asked of the server (`/sha256` + path; fault parameters in the query are applied to that request too).
-    public func sha256(_ pathAndQuery: String) async throws -> String {
+    package func sha256(_ pathAndQuery: String) async throws -> String {
         let path = ServerStats.target(pathAndQuery)
         return try await get("/sha256" + (path.hasPrefix("/") ? path : "/" + path))
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The body of `GET pathAndQuery` as text; throws unless the answer is 2xx.
-    public func get(_ pathAndQuery: String) async throws -> String {
+    package func get(_ pathAndQuery: String) async throws -> String {
         let result = try await Command.run(
             "curl",
             ["-s", "-S", "--noproxy", "*", "--fail", "--max-time", "30"] + curlTrust
@@ -177,7 +177,7 @@ public final class TestHTTPServer: Sendable {
 
     /// Sends SIGTERM and waits for the server to exit (SIGKILL after 5 s); removes `uploadDirectory`.
     /// Idempotent; also done on deinit.
-    public func stop() {
+    package func stop() {
         let first = stopped.withLock { stopped in
             defer { stopped = true }
             return !stopped
@@ -201,7 +201,7 @@ public final class TestHTTPServer: Sendable {
     ///
     /// The generator: for k = 0, 1, 2, …, SHAKE128 of the ASCII string `haul-gen:<seed>:<k>` (decimal numbers),
     /// 65 536 bytes of output each, concatenated and cut at `size`. Computed by the script, no server needed.
-    public static func sha256OfGenerated(size: Int, seed: Int, range: ClosedRange<Int>? = nil) async throws -> String {
+    package static func sha256OfGenerated(size: Int, seed: Int, range: ClosedRange<Int>? = nil) async throws -> String {
         var arguments = [scriptPath, "--sha256-gen", String(size), String(seed)]
         if let range { arguments += ["--range", "\(range.lowerBound)-\(range.upperBound)"] }
         let result = try await Command.run(try python(), arguments)
@@ -211,7 +211,7 @@ public final class TestHTTPServer: Sendable {
 
     /// Writes the bytes of `/gen/<size>?seed=<seed>` (or only `range`, offsets inclusive) to `file`,
     /// e.g. to leave a partial download behind for a resume test.
-    public static func writeGenerated(size: Int, seed: Int, range: ClosedRange<Int>? = nil, to file: URL) async throws {
+    package static func writeGenerated(size: Int, seed: Int, range: ClosedRange<Int>? = nil, to file: URL) async throws {
         var arguments = [scriptPath, "--gen", String(size), String(seed), "--output", file.path]
         if let range { arguments += ["--range", "\(range.lowerBound)-\(range.upperBound)"] }
         let result = try await Command.run(try python(), arguments)
@@ -219,7 +219,7 @@ public final class TestHTTPServer: Sendable {
     }
 
     /// SHA-256 (lower-case hex) of a file's contents, by `sha256sum`.
-    public static func sha256(ofFile file: URL) async throws -> String {
+    package static func sha256(ofFile file: URL) async throws -> String {
         let result = try await Command.run("sha256sum", ["-b", file.path])
         guard result.status == 0, let hex = result.stdout.split(separator: " ").first, hex.count == 64 else {
             throw TestSupportError("sha256sum \(file.path) failed: \(result.stderr)")
@@ -230,7 +230,7 @@ public final class TestHTTPServer: Sendable {
     // MARK: Internals
 
     /// `scripts/test-http-server.py`, found from this source file (Sources/HaulTestSupport/../../scripts/).
-    public static var scriptPath: String {
+    package static var scriptPath: String {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("scripts/test-http-server.py").path
@@ -274,23 +274,23 @@ private final class ErrorLog: Sendable {
 
 /// What `GET /stats` answered. Keys are request targets exactly as sent (`/gen/10?seed=1&reset-after=5`);
 /// every lookup also accepts a full URL (`server.url(…)`), whose scheme and host are dropped.
-public struct ServerStats: Sendable, Decodable {
+package struct ServerStats: Sendable, Decodable {
     /// One request, in arrival order.
-    public struct Request: Sendable, Decodable, Equatable {
-        public let method: String
+    package struct Request: Sendable, Decodable, Equatable {
+        package let method: String
         /// Numbers the server's TCP connections from 1: equal numbers mean a reused (keep-alive) connection.
-        public let connection: Int
-        public let range: String?
-        public let ifRange: String?
+        package let connection: Int
+        package let range: String?
+        package let ifRange: String?
         /// The `Authorization` and `Cookie` headers received.
-        public let authorization: String?
-        public let cookie: String?
+        package let authorization: String?
+        package let cookie: String?
         /// The status answered (nil for an upload reset before its answer).
-        public let status: Int?
+        package let status: Int?
         /// Content bytes written to the socket for this request.
-        public let bytesSent: Int
+        package let bytesSent: Int
         /// `pending`, `complete`, `reset`, `closed` (close-after), `stalling`, `client-closed`.
-        public let outcome: String
+        package let outcome: String
 
         enum CodingKeys: String, CodingKey {
             case method, connection, range, status, outcome, authorization, cookie
@@ -300,28 +300,28 @@ public struct ServerStats: Sendable, Decodable {
     }
 
     /// One `PUT`/`POST /upload/<name>`.
-    public struct Upload: Sendable, Decodable, Equatable {
-        public let method: String
-        public let name: String
+    package struct Upload: Sendable, Decodable, Equatable {
+        package let method: String
+        package let name: String
         /// Body bytes received (so far, for a reset upload).
-        public let bytes: Int
-        public let sha256: String?
-        public let chunked: Bool
-        public let status: Int?
-        public let outcome: String
+        package let bytes: Int
+        package let sha256: String?
+        package let chunked: Bool
+        package let status: Int?
+        package let outcome: String
     }
 
     /// Everything about one request target.
-    public struct Entry: Sendable, Decodable {
+    package struct Entry: Sendable, Decodable {
         /// Requests of any method.
-        public let requests: Int
-        public let methods: [String: Int]
+        package let requests: Int
+        package let methods: [String: Int]
         /// The `Range` headers received, in order (requests without one are left out).
-        public let ranges: [String]
+        package let ranges: [String]
         /// Content bytes (of 2xx bodies of `/gen`, `/files`, `/uploads`) written to sockets, over all requests.
-        public let bytesSent: Int
-        public let log: [Request]
-        public let uploads: [Upload]
+        package let bytesSent: Int
+        package let log: [Request]
+        package let uploads: [Upload]
 
         enum CodingKeys: String, CodingKey {
             case requests, methods, ranges, log, uploads
@@ -330,11 +330,11 @@ public struct ServerStats: Sendable, Decodable {
     }
 
     /// One `CONNECT` (the server acting as a forward proxy).
-    public struct Tunnel: Sendable, Decodable, Equatable {
+    package struct Tunnel: Sendable, Decodable, Equatable {
         /// `host:port` as asked.
-        public let target: String
-        public let proxyAuthorization: String?
-        public let status: Int
+        package let target: String
+        package let proxyAuthorization: String?
+        package let status: Int
 
         enum CodingKeys: String, CodingKey {
             case target, status
@@ -343,14 +343,14 @@ public struct ServerStats: Sendable, Decodable {
     }
 
     /// One absolute-form request (the server acting as a forward proxy for plain http).
-    public struct Forwarded: Sendable, Decodable, Equatable {
-        public let method: String
+    package struct Forwarded: Sendable, Decodable, Equatable {
+        package let method: String
         /// The absolute URL as asked.
-        public let target: String
-        public let proxyAuthorization: String?
-        public let authorization: String?
+        package let target: String
+        package let proxyAuthorization: String?
+        package let authorization: String?
         /// 0 when passed on (the server's answer is in its own statistics), else the proxy's refusal.
-        public let status: Int
+        package let status: Int
 
         enum CodingKeys: String, CodingKey {
             case method, target, status, authorization
@@ -359,25 +359,25 @@ public struct ServerStats: Sendable, Decodable {
     }
 
     /// Every request target seen, as sent by the client.
-    public let paths: [String: Entry]
+    package let paths: [String: Entry]
     /// Every tunnel asked for, in order.
-    public let tunnels: [Tunnel]
+    package let tunnels: [Tunnel]
     /// Every absolute-form request, in order.
-    public let forwarded: [Forwarded]
+    package let forwarded: [Forwarded]
 
-    public subscript(_ key: String) -> Entry? { paths[Self.target(key)] }
+    package subscript(_ key: String) -> Entry? { paths[Self.target(key)] }
 
-    public func requests(_ key: String) -> Int { self[key]?.requests ?? 0 }
-    public func requests(_ key: String, method: String) -> Int { self[key]?.methods[method] ?? 0 }
-    public func bytesSent(_ key: String) -> Int { self[key]?.bytesSent ?? 0 }
-    public func ranges(_ key: String) -> [String] { self[key]?.ranges ?? [] }
-    public func log(_ key: String) -> [Request] { self[key]?.log ?? [] }
-    public func uploads(_ key: String) -> [Upload] { self[key]?.uploads ?? [] }
+    package func requests(_ key: String) -> Int { self[key]?.requests ?? 0 }
+    package func requests(_ key: String, method: String) -> Int { self[key]?.methods[method] ?? 0 }
+    package func bytesSent(_ key: String) -> Int { self[key]?.bytesSent ?? 0 }
+    package func ranges(_ key: String) -> [String] { self[key]?.ranges ?? [] }
+    package func log(_ key: String) -> [Request] { self[key]?.log ?? [] }
+    package func uploads(_ key: String) -> [Upload] { self[key]?.uploads ?? [] }
     /// Content bytes sent for every target together.
-    public var totalBytesSent: Int { paths.values.reduce(0) { $0 + $1.bytesSent } }
+    package var totalBytesSent: Int { paths.values.reduce(0) { $0 + $1.bytesSent } }
 
     /// Requests that reached `key` (all of them, in order).
-    public func authorizations(_ key: String) -> [String?] { log(key).map(\.authorization) }
+    package func authorizations(_ key: String) -> [String?] { log(key).map(\.authorization) }
 
     /// `http://127.0.0.1:1234/a?b` → `/a?b`; `a?b` → `/a?b`; a target is returned as it is.
     static func target(_ key: String) -> String {

@@ -1,15 +1,15 @@
 import Glibc
-public import HaulCore
+package import HaulCore
 import NIOPosix
 
 /// The last steps of a download: the partial file is checked against the expected SHA-256 if one was given,
 /// then renamed over the destination — never onto a file that appeared meanwhile unless `overwrite`.
-public enum DownloadCompletion {
+package enum DownloadCompletion {
     /// `<destination>.haul-partial`, beside the destination so that the final rename stays on one file system.
-    public static func partialPath(for destination: String) -> String { destination + ".haul-partial" }
+    package static func partialPath(for destination: String) -> String { destination + ".haul-partial" }
 
     /// Checks the partial file against the expected SHA-256; a mismatch removes it.
-    public static func verify(_ partial: String, sha256 expected: String) throws(TransferFailure) {
+    package static func verify(_ partial: String, sha256 expected: String) throws(TransferFailure) {
         let actual = try digest(of: partial)
         guard actual == expected else {
             unlink(partial)
@@ -19,7 +19,7 @@ public enum DownloadCompletion {
 
     /// `verify` on NIO's thread pool for blocking work: hashing reads the whole file, and must not hold up the event
     /// loops, which carry other transfers (and, in hauld, Swift concurrency).
-    public static func verifyOffLoop(_ partial: String, sha256 expected: String) async throws(TransferFailure) {
+    package static func verifyOffLoop(_ partial: String, sha256 expected: String) async throws(TransferFailure) {
         let check = { @Sendable () -> Result<Void, TransferFailure> in
             Result { () throws(TransferFailure) in try verify(partial, sha256: expected) }
         }
@@ -35,7 +35,7 @@ public enum DownloadCompletion {
     }
 
     /// Renames the partial file over the destination.
-    public static func place(destination: String, overwrite: Bool) throws(TransferFailure) {
+    package static func place(destination: String, overwrite: Bool) throws(TransferFailure) {
         let partial = partialPath(for: destination)
         if overwrite {
             guard rename(partial, destination) == 0 else { throw .fromErrno(errno, path: destination) }
@@ -53,7 +53,7 @@ public enum DownloadCompletion {
     }
 
     /// Hex SHA-256 of a file, read in large chunks.
-    public static func digest(of path: String) throws(TransferFailure) -> String {
+    package static func digest(of path: String) throws(TransferFailure) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .fromErrno(errno, path: path) }
         defer { close(fd) }
@@ -72,7 +72,7 @@ public enum DownloadCompletion {
     }
 
     /// The size of a file, 0 when it does not exist.
-    public static func size(of path: String) -> UInt64 {
+    package static func size(of path: String) -> UInt64 {
         var info = stat()
         return stat(path, &info) == 0 ? UInt64(info.st_size) : 0
     }

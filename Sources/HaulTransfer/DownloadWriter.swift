@@ -50,13 +50,7 @@ final class DownloadWriter: ResponseSink {
 
     /// The response head: opens the partial file where the body goes, or notes a redirect.
     func head(status: Int, headers: [(String, String)]) -> Result<Void, TransferFailure> {
-        if Redirect.isRedirect(status), let location = HTTPResume.headerValue("Location", in: headers) {
-            return state.withLock { state in
-                guard !state.stopped else { return .failure(.cancelled) }
-                state.redirect = (status, location)
-                return .success(())
-            }
-        }
+        if let location = Redirect.location(status: status, headers: headers) { return noteRedirect(status, location) }
         let decision = HTTPResume.interpret(status: status, headers: headers, requestedOffset: requestedOffset)
         let result: Result<DownloadHead, TransferFailure> = state.withLock { state in
             guard !state.stopped else { return .failure(.cancelled) }
@@ -85,6 +79,15 @@ final class DownloadWriter: ResponseSink {
             }
         }
         return result.map { onHead($0) }
+    }
+
+    /// A redirect's body is not the file: only where it points is kept, for the client to follow.
+    private func noteRedirect(_ status: Int, _ location: String) -> Result<Void, TransferFailure> {
+        state.withLock { state in
+            guard !state.stopped else { return .failure(.cancelled) }
+            state.redirect = (status, location)
+            return .success(())
+        }
     }
 
     /// A part of the body, written at once.
@@ -187,12 +190,12 @@ extension DownloadWriter.State {
 }
 
 /// The response head of a download attempt, as the service needs it.
-public struct DownloadHead: Sendable {
-    public let status: Int
-    public let headers: [(String, String)]
+package struct DownloadHead: Sendable {
+    package let status: Int
+    package let headers: [(String, String)]
     /// Where the body starts in the file: 0 for a full response, the resume offset for a 206.
-    public let offset: Int64
-    public let expectedTotal: Int64?
+    package let offset: Int64
+    package let expectedTotal: Int64?
 }
 
 /// How one download request ended.
@@ -204,6 +207,6 @@ enum DownloadResponse: Sendable {
 }
 
 /// A download attempt that reached the end of the resource.
-public struct DownloadOutcome: Sendable {
-    public let bytesOnDisk: UInt64
+package struct DownloadOutcome: Sendable {
+    package let bytesOnDisk: UInt64
 }

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import FoundationEssentials
+import FoundationEssentials
 import Glibc
 import HaulCore
 import NIOCore

@@ -101,13 +101,7 @@ final class SegmentWriter: ResponseSink {
     }
 
     func head(status: Int, headers: [(String, String)]) -> Result<Void, TransferFailure> {
-        if Redirect.isRedirect(status), let location = HTTPResume.headerValue("Location", in: headers) {
-            return state.withLock { state in
-                guard !state.stopped else { return .failure(.cancelled) }
-                state.redirect = (status, location)
-                return .success(())
-            }
-        }
+        if let location = Redirect.location(status: status, headers: headers) { return noteRedirect(status, location) }
         let validator = ResumeValidator(headers: headers)
         let start = state.withLock { $0.position }
         let head: Head
@@ -140,6 +134,15 @@ final class SegmentWriter: ResponseSink {
     private func fail(_ failure: TransferFailure) -> Result<Void, TransferFailure> {
         state.withLock { $0.failure = failure }
         return .failure(failure)
+    }
+
+    /// A redirect's body is not the file: only where it points is kept, for the client to follow.
+    private func noteRedirect(_ status: Int, _ location: String) -> Result<Void, TransferFailure> {
+        state.withLock { state in
+            guard !state.stopped else { return .failure(.cancelled) }
+            state.redirect = (status, location)
+            return .success(())
+        }
     }
 
     func body(_ buffer: ByteBuffer) -> Result<Void, TransferFailure> {

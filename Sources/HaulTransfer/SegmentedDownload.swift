@@ -26,7 +26,6 @@ struct SegmentedDownload {
     let url: URL
     let partialPath: String
     let connections: Int
-    let headers: [String: String]
     let observer: Observer
     /// One request of a segment, redirects followed (``TransferClient``'s).
     let exchange: @Sendable (URL, [(String, String)], SegmentWriter) async throws(TransferFailure) -> DownloadResponse
@@ -48,7 +47,8 @@ struct SegmentedDownload {
 
     private enum Event: Sendable {
         case sized
-        case ended(Int, TransferFailure?)
+        /// A segment's connection is done: its bytes are all on disk, or why not.
+        case ended(TransferFailure?)
     }
 
     /// Runs until the file is whole (synced to disk), a segment fails, or the calling task is cancelled. `plan` is
@@ -70,7 +70,7 @@ struct SegmentedDownload {
                     book.attach(writer)
                     group.addTask {
                         let result = await segment(writer, book: book)
-                        sink.yield(.ended(index, result))
+                        sink.yield(.ended(result))
                     }
                 }
                 if resuming {
@@ -90,7 +90,7 @@ struct SegmentedDownload {
                         for (index, segment) in book.unstarted().prefix(connections - running) {
                             launch(index, start: segment.next, end: segment.end, fresh: false)
                         }
-                    case .ended(_, let failure?):
+                    case .ended(let failure?):
                         throw failure
                     case .ended:
                         running -= 1

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-public import FoundationEssentials
-public import HaulCore
+package import FoundationEssentials
+package import HaulCore
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -15,19 +15,19 @@ import Synchronization
 /// An attempt is one request and the redirects it is answered with, each checked before it is followed; retries,
 /// resuming and the task's lifecycle are decided by the caller (the pure `TransferTaskStateMachine`). Cancelling the
 /// calling Swift task stops an attempt at once: nothing more is written to disk and the connection is closed.
-public final class TransferClient: Sendable {
-    public struct Configuration: Sendable {
+package final class TransferClient: Sendable {
+    package struct Configuration: Sendable {
         /// The longest a response may stay silent before the attempt fails as a stall (retried).
-        public var readTimeout: Duration = .seconds(30)
-        public var connectTimeout: Duration = .seconds(15)
+        package var readTimeout: Duration = .seconds(30)
+        package var connectTimeout: Duration = .seconds(15)
         /// Connections per host; there is no global limit. Room for one task's 16 segments and a few others.
-        public var connectionsPerHost = 20
+        package var connectionsPerHost = 20
         /// Proxies, usually from the environment; none by default.
-        public var proxies = ProxySettings.none
+        package var proxies = ProxySettings.none
         /// The CA certificates https trusts, usually the system's (``TrustStore/resolve(environment:isFile:isDirectory:)``).
-        public var trust = TrustStore.resolve(environment: [:])
+        package var trust = TrustStore.resolve(environment: [:])
 
-        public init() {}
+        package init() {}
     }
 
     private struct Clients: ~Copyable {
@@ -39,7 +39,7 @@ public final class TransferClient: Sendable {
     private let baseConfiguration: HTTPClient.Configuration
     private let clients = Mutex(Clients())
 
-    public init(configuration: Configuration = .init()) {
+    package init(configuration: Configuration = .init()) {
         self.configuration = configuration
         var config = HTTPClient.Configuration(
             tlsConfiguration: Self.tlsConfiguration(configuration.trust),
@@ -87,7 +87,7 @@ public final class TransferClient: Sendable {
     }
 
     /// Shuts every client down; attempts started afterwards fail as cancelled.
-    public func shutdown() async {
+    package func shutdown() async {
         let all = clients.withLock { clients in
             clients.isShutDown = true
             defer { clients.byProxy = [:] }
@@ -97,7 +97,7 @@ public final class TransferClient: Sendable {
     }
 
     /// GETs `url` into `partialPath`, resuming from `offset` (the partial file's size) when `validator` allows.
-    public func download(
+    package func download(
         url: URL, partialPath: String, offset: Int64, validator: ResumeValidator?, headers: [String: String],
         onHead: @escaping @Sendable (DownloadHead) -> Void, onProgress: @escaping @Sendable (UInt64) -> Void
     ) async throws(TransferFailure) -> DownloadOutcome {
@@ -122,14 +122,14 @@ public final class TransferClient: Sendable {
 
     /// GETs `url` into `partialPath` over up to `connections` connections, continuing `plan` (made under
     /// `validator`) or starting from zero when there is none.
-    public func download(
+    package func download(
         url: URL, partialPath: String, connections: Int, plan: SegmentPlan?, validator: ResumeValidator?,
         headers: [String: String], onHead: @escaping @Sendable (DownloadHead) -> Void,
         onProgress: @escaping @Sendable (UInt64) -> Void, onPlan: @escaping @Sendable (SegmentPlan) -> Void
     ) async throws(TransferFailure) -> DownloadOutcome {
         let origin = try Self.validated(url)
         let download = SegmentedDownload(
-            url: origin, partialPath: partialPath, connections: connections, headers: headers,
+            url: origin, partialPath: partialPath, connections: connections,
             observer: .init(head: onHead, progress: onProgress, plan: onPlan),
             exchange: { [self] url, range, writer throws(TransferFailure) in
                 var hop = url
@@ -150,12 +150,12 @@ public final class TransferClient: Sendable {
 
     /// Whether `failure` ended a segmented download because the file changed under it, or its server gave no size
     /// with its ranges: the download must start again from zero, on one connection.
-    public static func needsOneConnection(_ failure: TransferFailure) -> Bool {
+    package static func needsOneConnection(_ failure: TransferFailure) -> Bool {
         failure == SegmentedDownload.changed || failure == SegmentedDownload.unsized
     }
 
     /// Sends the file at `path` with PUT or POST, streamed from disk; redirects other than 303 get the body again.
-    public func upload(
+    package func upload(
         url: URL, path: String, method: UploadOptions.Method, headers: [String: String],
         onProgress: @escaping @Sendable (UInt64, Int64) -> Void
     ) async throws(TransferFailure) -> Int {

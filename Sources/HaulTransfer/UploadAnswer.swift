@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import HaulCore
 import NIOCore
 import Synchronization
@@ -34,7 +34,7 @@ final class UploadAnswer: ResponseSink {
         let retryAfter = HTTPResume.headerValue("Retry-After", in: headers).flatMap {
             RetryPolicy.parseRetryAfter($0, now: Date())
         }
-        let location = HTTPResume.headerValue("Location", in: headers)
+        let location = Redirect.location(status: status, headers: headers)
         answer.withLock { $0 = Answer(status: status, retryAfter: retryAfter, location: location) }
         return .success(())
     }
@@ -47,7 +47,7 @@ final class UploadAnswer: ResponseSink {
     /// redirects send the same body on to their target.
     func finish() throws(TransferFailure) -> UploadResponse {
         let answer = answer.withLock { $0 }
-        if answer.status != 303, Redirect.isRedirect(answer.status), let location = answer.location {
+        if answer.status != 303, let location = answer.location {
             return .redirect(status: answer.status, location: location)
         }
         guard (200..<300).contains(answer.status) || answer.status == 303 else {

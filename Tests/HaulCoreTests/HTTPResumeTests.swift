@@ -285,4 +285,11 @@ struct HTTPResumeTests {
         let empty = HTTPResume.interpret(status: 204, headers: [("Content-Length", "0")], requestedOffset: 0)
         #expect(empty == .writeFromStart(expectedTotal: 0))
     }
+
+    @Test func anAbsurdlyLongValidatorIsNotKept() {
+        let long = "\"" + String(repeating: "e", count: 5000) + "\""
+        let validator = ResumeValidator(headers: [("ETag", long), ("Last-Modified", "Mon, 01 Jan 2001 00:00:00 GMT")])
+        #expect(validator.etag == nil)
+        #expect(validator.lastModified == "Mon, 01 Jan 2001 00:00:00 GMT")
+    }
 }

@@ -34,6 +34,12 @@ import Testing
         #expect(try TransferURL(url).url.port != nil)
     }
 
+    @Test func urlsLongerThanARequestLineAreRefused() throws {
+        let path = String(repeating: "a", count: TransferURL.maximumLength)
+        #expect(throws: TransferRequestError.self) { try TransferURL("http://example.test/" + path) }
+        #expect(try TransferURL("http://example.test/" + path.dropFirst(100)).url.host != nil)
+    }
+
     @Test func redactionHidesPasswordsOfAnyString() {
         #expect(TransferURL.redacted("http://bob:pw@host:99999/x") == "http://bob@host:99999/x")
         #expect(!TransferURL.redacted("ftp://bob:pw@[bad/x").contains("pw"))

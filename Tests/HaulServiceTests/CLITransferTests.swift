@@ -97,18 +97,22 @@ import Testing
 
     @Test func ctrlCDetachesAndTheTransferGoesOn() async throws {
         try await TransferFixture.with { f throws in
-            // Five seconds of transfer: a loaded machine must not let it finish before the Ctrl-C.
+            // The server pauses after 300 000 bytes for 10 s: the Ctrl-C finds the transfer running, however loaded
+            // the machine (haul sends it once 100 000 bytes are in).
+            let query = "/gen/2m?seed=35&stall-after=300000&stall-seconds=10"
             let get = try Command.start(
-                Command.built("haul"), ["get", f.server.url("/gen/2m?seed=35&throttle=400000"), "-o", f.file("bg.bin")],
+                Command.built("haul"), ["get", f.server.url(query), "-o", f.file("bg.bin")],
                 environment: f.daemon.bus.environment
             )
             let task: ObjectPath = "/org/haul/Haul1/Tasks/1"
             try await f.wait(task, received: 100_000)
+            try #require(try await f.property(task, "State") == .string("running"), "paused by the server, not done")
             kill(get.pid, SIGINT)
             let result = await Command.finish(get)
             #expect(result.status == 130)
             #expect(result.stderr.contains("haul watch 1"))
-            try await f.wait(task, until: "completed")
+            #expect(try await f.property(task, "State") == .string("running"), "the transfer goes on in hauld")
+            try await f.wait(task, until: "completed", timeout: .seconds(60))
             #expect(try await f.sha256(of: "bg.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 35)))
         }
     }

@@ -27,7 +27,8 @@ import Testing
         func start() async throws -> HauldProcess { try await HauldProcess(bus: bus, stateDirectory: state) }
 
         func property(_ task: ObjectPath, _ name: String) async throws -> DBusValue {
-            try await client.property(destination: DaemonFixture.name, path: task, interface: CrashLoopGuardTests.task, name: name)
+            try await client.property(
+                destination: DaemonFixture.name, path: task, interface: CrashLoopGuardTests.task, name: name)
         }
 
         /// Waits until the attempt in flight has stalled with at least `bytes` in the partial file.
@@ -43,7 +44,8 @@ import Testing
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(try await property(task, "ErrorName") == .string(""))
-            let expected = try await TestHTTPServer.sha256OfGenerated(size: CrashLoopGuardTests.size, seed: CrashLoopGuardTests.seed)
+            let expected = try await TestHTTPServer.sha256OfGenerated(
+                size: CrashLoopGuardTests.size, seed: CrashLoopGuardTests.seed)
             #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == expected)
         }
     }

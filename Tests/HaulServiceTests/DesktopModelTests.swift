@@ -45,6 +45,14 @@ enum Tasks {
         #expect(hints["percent"] == .uint32(0))
     }
 
+    /// The bridge reads progress from the bus: any double becomes a percent from 0 to 100, never a trap.
+    @Test(arguments: [Double.nan, -.nan, .infinity, -.infinity, -1, 2, 1e308])
+    func anyProgressIsAPercent(_ progress: Double) {
+        var task = Tasks.download(bytes: 250, expected: 1000)
+        task.apply(["DownloadProgress": .double(progress)])
+        #expect((0...100).contains(task.percent ?? 999))
+    }
+
     @Test func aSuspendedTaskHasNoSpeed() {
         let hints = JobViewHints.update(for: Tasks.download("suspended", bytes: 250, expected: 1000, rate: 42))
         #expect(hints["suspended"] == .boolean(true))

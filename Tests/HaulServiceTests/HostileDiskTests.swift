@@ -49,11 +49,51 @@ import Testing
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
             var created: [ObjectPath?] = []
             for name in ["a", "b", "c"] { created.append(try await suspendedDownload(fixture, name)) }
-            #expect(created == ["/org/haul/Haul1/Tasks/4294967295", "/org/haul/Haul1/Tasks/2", "/org/haul/Haul1/Tasks/3"])
+            #expect(
+                created == ["/org/haul/Haul1/Tasks/4294967295", "/org/haul/Haul1/Tasks/2", "/org/haul/Haul1/Tasks/3"])
             let listed = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+                member: "ListTasks"
             )
             #expect(listed.first?.arrayValue?.count == 5)
+        }
+    }
+
+    /// Strings from a record: a NUL, which no D-Bus string can carry, is shown as U+FFFD (loaded as it was, one such
+    /// task made GetManagedObjects fail for every task); a line break in the validator sent back in If-Range, which
+    /// would inject a header, makes the record corrupt.
+    @Test func recordStringsAreShownAsTheBusCanCarryThem() async throws {
+        let failed = #", "outcome": {"failure": {"_0": {"kind": "HTTP", "message": "a\u0000b", "isTransient": false}}}"#
+        let suspended = #""state": "suspended", "notice": "a\u0000b""#
+        let state = try Self.stateFolder([
+            "tasks/1.json": Self.record(1).replacingOccurrences(of: "127.0.0.1:1/", with: #"127.0.0.1:1/a\u0000b"#),
+            "tasks/2.json": Self.record(2).replacingOccurrences(
+                of: #""state": "completed", "outcome": {"success": {}}"#, with: suspended),
+            "tasks/3.json": Self.record(3).replacingOccurrences(of: #", "outcome": {"success": {}}"#, with: failed),
+            "tasks/4.json": Self.record(4, #", "validator": {"etag": "\"v\"\r\nInjected: 1"}"#),
+            "tasks/5.json": Self.record(5, #", "validator": {"lastModified": "Wed\u0000"}"#),
+        ])
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await DaemonFixture.with(stateDirectory: state) { fixture throws in
+            let managed = try await fixture.client.call(
+                destination: DaemonFixture.name, path: "/org/haul/Haul1",
+                interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"
+            )
+            guard case .dictionary(_, _, let entries)? = managed.first else {
+                Issue.record("GetManagedObjects answered \(managed)")
+                return
+            }
+            let tasks = entries.compactMap(\.key.objectPathValue).filter { $0.rawValue.contains("/Tasks/") }
+            #expect(tasks.map(\.rawValue).sorted() == (1...3).map { "/org/haul/Haul1/Tasks/\($0)" })
+            func property(_ id: Int, _ name: String) async throws -> String {
+                try await fixture.client.property(
+                    destination: DaemonFixture.name, path: ObjectPath("/org/haul/Haul1/Tasks/\(id)") ?? .root,
+                    interface: "org.haul.Haul1.Task", name: name
+                ).stringValue ?? ""
+            }
+            #expect(try await property(1, "URL") == "http://127.0.0.1:1/a\u{FFFD}b")
+            #expect(try await property(2, "ErrorMessage") == "a\u{FFFD}b")
+            #expect(try await property(3, "ErrorMessage") == "a\u{FFFD}b")
         }
     }
 
@@ -75,7 +115,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: state) }
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
             let listed = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager, member: "ListTasks"
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+                member: "ListTasks"
             )
             #expect(listed == [.array(.objectPath, [.objectPath("/org/haul/Haul1/Tasks/1")])])
             #expect(try await fixture.indicatorProperty("ActivationDelay") == .double(1.0), "the defaults")

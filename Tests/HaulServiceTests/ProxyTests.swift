@@ -113,6 +113,42 @@ import Testing
         }
     }
 
+    /// Debian's stock squid, the real thing: plain http goes through as curl sends it, and its refusal of a tunnel
+    /// to another port than 443 ends an https task at once, saying so.
+    @Test func aStockSquidCarriesPlainHTTPAndItsRefusalIsReported() async throws {
+        let squid = try await SquidProxy()
+        defer { squid.stop() }
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let secure = try TestHTTPServer(tls: certificates)
+        defer { secure.stop() }
+        let environment = [
+            "http_proxy": "http://\(squid.authority)", "https_proxy": "http://\(squid.authority)",
+            "SSL_CERT_FILE": certificates.authority.path,
+        ]
+        try await TransferFixture.with(environment: environment) { f throws in
+            let query = "/gen/2m?seed=47"
+            let plain = try await f.download(query, to: "squid.bin")
+            try await f.wait(plain, until: "completed")
+            #expect(try await f.errorName(plain) == "")
+            #expect(try await f.sha256(of: "squid.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 2 << 20, seed: 47)))
+            // squid logs the absolute-form request (without its query, as it strips them from logs).
+            #expect(squid.accessLog.contains("TCP_MISS/200"), "\(squid.accessLog)")
+            #expect(squid.accessLog.contains("GET \(f.server.url("/gen/2m"))"), "\(squid.accessLog)")
+
+            let reply = try await f.managerCall(
+                "DownloadWithOptions",
+                [.string(secure.url("/gen/1k")), .string(f.file("tunnel.bin")), .vardict(["max-retries": .uint32(3)])]
+            )
+            let tunnel = try #require(reply.first?.objectPathValue)
+            try await f.wait(tunnel, until: "completed")
+            #expect(try await f.errorName(tunnel) == "org.haul.Haul1.Error.Network")
+            let message = try await f.property(tunnel, "ErrorMessage").stringValue ?? ""
+            #expect(message.contains("the proxy \(squid.authority)") && message.contains("403"), "\(message)")
+            #expect(squid.accessLog.contains("TCP_DENIED/403"))
+        }
+    }
+
     @Test func anUnusableProxyFailsTheTaskRatherThanGoingAroundIt() async throws {
         try await TransferFixture.with(environment: ["http_proxy": "https://127.0.0.1:1"]) { f throws in
             let task = try await f.download("/gen/1k?seed=43", to: "never.bin")

@@ -166,3 +166,26 @@ extension SegmentedTransferTests {
         }
     }
 }
+
+extension SegmentedTransferTests {
+    /// Connections raised while a single-connection download is suspended: what it appended so far stays, and the
+    /// rest is split among the new connections.
+    @Test func raisingConnectionsKeepsTheBytesOnDisk() async throws {
+        try await TransferFixture.with { f throws in
+            let query = "/gen/8m?seed=97&stall-after=2000000&stall-seconds=30"
+            let task = try await f.download(query, to: "raised.bin")
+            try await f.wait(task, received: 2_000_000)
+            try await f.taskCall(task, "Suspend")
+            try await f.client.setProperty(
+                destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "Connections",
+                value: .uint32(4)
+            )
+            try await f.taskCall(task, "Resume")
+            try await f.wait(task, until: "completed")
+            #expect(try await f.sha256(of: "raised.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 97)))
+            let stats = try await f.server.stats()
+            #expect(stats.log(query).dropFirst().allSatisfy { $0.range?.hasPrefix("bytes=0-") == false }, "\(stats.ranges(query))")
+            #expect(stats.requests(query) >= 4)
+        }
+    }
+}

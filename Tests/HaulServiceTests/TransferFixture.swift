@@ -70,9 +70,10 @@ struct TransferFixture {
 
     /// Waits until the task has at least `bytes` on disk.
     func wait(_ path: ObjectPath, received bytes: UInt64) async throws {
-        _ = try await daemon.eventually(timeout: .seconds(30)) {
+        let reached = try await daemon.eventually(timeout: .seconds(30)) {
             ((try? await property(path, "BytesReceived"))?.uint64Value ?? 0) >= bytes
         }
+        #expect(reached, "\(path) did not receive \(bytes) bytes")
     }
 
     func errorName(_ path: ObjectPath) async throws -> String {

@@ -261,7 +261,8 @@ import Testing
     /// write into the same partial files) before it learns that the name is taken.
     @Test func aSecondHauldLeavesTheRunningTasksAlone() async throws {
         try await TransferFixture.with { f throws in
-            let query = "/gen/4m?seed=26&throttle=500000"
+            // Paused after 100 000 bytes for up to 30 s: the task is still running whatever the machine's load.
+            let query = "/gen/4m?seed=26&stall-after=100000&stall-seconds=30"
             let task = try await f.download(query, to: "second.bin")
             try await f.wait(task, received: 100_000)
             var environment = f.daemon.bus.environment

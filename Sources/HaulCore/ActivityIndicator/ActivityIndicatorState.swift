@@ -1,7 +1,7 @@
 /// The four states of the delayed activity manager, named as the D-Bus `State` property spells them.
 ///
 /// They mirror `AFNetworkActivityManagerState`: the indicator is visible exactly in ``active`` and ``delayingEnd``.
-public enum ActivityIndicatorState: String, Sendable, Hashable, CaseIterable {
+package enum ActivityIndicatorState: String, Sendable, Hashable, CaseIterable {
     /// No activity worth showing; the indicator is hidden and no timer runs.
     case notActive = "not-active"
     /// Activity started; the activation timer runs, and the indicator stays hidden until it fires.
@@ -13,7 +13,7 @@ public enum ActivityIndicatorState: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The two timers of the delayed activity manager.
-public enum ActivityIndicatorTimer: String, Sendable, Hashable, CaseIterable {
+package enum ActivityIndicatorTimer: String, Sendable, Hashable, CaseIterable {
     /// Runs in ``ActivityIndicatorState/delayingStart`` for the activation delay.
     case activation
     /// Runs in ``ActivityIndicatorState/delayingEnd`` for the completion delay.

@@ -3,25 +3,25 @@
 ///
 /// Fields are plain so they can be set one at a time; ``validate()`` (or ``validatedDelay(_:name:)`` for a single
 /// value from the bus) decides whether a value may be used. ``IndicatorSettingsStore`` never returns invalid settings.
-public struct IndicatorSettings: Codable, Sendable, Equatable {
+package struct IndicatorSettings: Codable, Sendable, Equatable {
     /// The daemon's default for `Enabled`: on (AF defaults to off because an app opts in).
-    public static let defaultEnabled = true
+    package static let defaultEnabled = true
     /// The default activation delay, as AF's.
-    public static let defaultActivationDelay = 1.0
+    package static let defaultActivationDelay = 1.0
     /// The default completion delay, as AF's.
-    public static let defaultCompletionDelay = 0.17
+    package static let defaultCompletionDelay = 0.17
     /// The longest delay accepted: anything longer is surely a mistake, and bounding it keeps deadlines in range.
-    public static let maximumDelaySeconds = 60.0
+    package static let maximumDelaySeconds = 60.0
 
     /// Whether the indicator reacts to activity.
-    public var enabled: Bool
+    package var enabled: Bool
     /// Seconds activity must last before the indicator is shown.
-    public var activationDelay: Double
+    package var activationDelay: Double
     /// Seconds the indicator stays shown after activity stops.
-    public var completionDelay: Double
+    package var completionDelay: Double
 
     /// Creates settings; the defaults are the daemon's.
-    public init(
+    package init(
         enabled: Bool = defaultEnabled,
         activationDelay: Double = defaultActivationDelay,
         completionDelay: Double = defaultCompletionDelay
@@ -37,7 +37,7 @@ public struct IndicatorSettings: Codable, Sendable, Equatable {
 
     /// Decodes settings, taking the default for any missing field so that files written by other versions still load.
     /// Values are not validated here: see ``validate()``.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? Self.defaultEnabled
         activationDelay =
@@ -49,34 +49,34 @@ public struct IndicatorSettings: Codable, Sendable, Equatable {
     // MARK: - Validation
 
     /// A delay that cannot be used, with a message fit for a D-Bus `InvalidArgs` reply or a log line.
-    public struct InvalidDelay: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct InvalidDelay: Error, Sendable, Equatable, CustomStringConvertible {
         /// Why the value was rejected.
-        public enum Reason: String, Sendable, Equatable {
+        package enum Reason: String, Sendable, Equatable {
             case notFinite = "not a finite number"
             case negative = "negative"
             case tooLong = "longer than the maximum"
         }
 
         /// The name of the setting, as the caller knows it (`ActivationDelay`, `completionDelay`, …).
-        public var name: String
+        package var name: String
         /// The rejected value, in seconds.
-        public var value: Double
+        package var value: Double
         /// Why it was rejected.
-        public var reason: Reason
+        package var reason: Reason
 
         /// Creates the error for `value` of the setting `name`.
-        public init(name: String, value: Double, reason: Reason) {
+        package init(name: String, value: Double, reason: Reason) {
             self.name = name
             self.value = value
             self.reason = reason
         }
 
-        public var description: String {
+        package var description: String {
             let maximum = Int(IndicatorSettings.maximumDelaySeconds)
             return "\(name) must be a number of seconds from 0 to \(maximum); \(value) is \(reason.rawValue)"
         }
 
-        public static func == (lhs: Self, rhs: Self) -> Bool {
+        package static func == (lhs: Self, rhs: Self) -> Bool {
             // NaN is the value most often rejected, and it must compare equal to itself here.
             lhs.name == rhs.name && lhs.reason == rhs.reason
                 && (lhs.value == rhs.value || (lhs.value.isNaN && rhs.value.isNaN))
@@ -84,12 +84,12 @@ public struct IndicatorSettings: Codable, Sendable, Equatable {
     }
 
     /// Whether `seconds` is a usable delay: finite, at least 0 and at most ``maximumDelaySeconds``.
-    public static func isValidDelay(_ seconds: Double) -> Bool {
+    package static func isValidDelay(_ seconds: Double) -> Bool {
         invalidReason(for: seconds) == nil
     }
 
     /// Checks `seconds` and converts it for ``ActivityIndicatorStateMachine``; `name` is used in the error message.
-    public static func validatedDelay(_ seconds: Double, name: String) throws(InvalidDelay) -> Duration {
+    package static func validatedDelay(_ seconds: Double, name: String) throws(InvalidDelay) -> Duration {
         if let reason = invalidReason(for: seconds) {
             throw InvalidDelay(name: name, value: seconds, reason: reason)
         }
@@ -97,16 +97,16 @@ public struct IndicatorSettings: Codable, Sendable, Equatable {
     }
 
     /// Throws for the first invalid delay, named as its field.
-    public func validate() throws(InvalidDelay) {
+    package func validate() throws(InvalidDelay) {
         _ = try Self.validatedDelay(activationDelay, name: CodingKeys.activationDelay.rawValue)
         _ = try Self.validatedDelay(completionDelay, name: CodingKeys.completionDelay.rawValue)
     }
 
     /// ``activationDelay`` as a `Duration`, for validated settings; an invalid value is clamped rather than trapping.
-    public var activationDuration: Duration { Self.duration(seconds: activationDelay) }
+    package var activationDuration: Duration { Self.duration(seconds: activationDelay) }
 
     /// ``completionDelay`` as a `Duration`, for validated settings; an invalid value is clamped rather than trapping.
-    public var completionDuration: Duration { Self.duration(seconds: completionDelay) }
+    package var completionDuration: Duration { Self.duration(seconds: completionDelay) }
 
     private static func invalidReason(for seconds: Double) -> InvalidDelay.Reason? {
         if !seconds.isFinite { return .notFinite }

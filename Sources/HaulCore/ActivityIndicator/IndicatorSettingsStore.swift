@@ -1,13 +1,13 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// Loads and saves ``IndicatorSettings`` as a JSON file.
 ///
 /// Loading never fails: the daemon must start whatever is on disk. A missing file gives the defaults silently; a file
 /// that cannot be read, decoded or validated gives the defaults together with a ``LoadProblem`` for the owner to log.
 /// The bad file is left in place until the next ``save(_:)`` replaces it.
-public struct IndicatorSettingsStore: Sendable {
+package struct IndicatorSettingsStore: Sendable {
     /// Why the file's contents were not used.
-    public enum LoadProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum LoadProblem: Error, Sendable, Equatable, CustomStringConvertible {
         /// The file exists but could not be read (permissions, a directory in its place, an I/O error).
         case unreadable(path: String, reason: String)
         /// The file is not JSON, or not JSON of the expected shape.
@@ -15,7 +15,7 @@ public struct IndicatorSettingsStore: Sendable {
         /// The file decoded, but holds a delay out of range.
         case invalid(path: String, IndicatorSettings.InvalidDelay)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unreadable(let path, let reason):
                 "cannot read indicator settings \(path): \(reason); using defaults"
@@ -29,29 +29,29 @@ public struct IndicatorSettingsStore: Sendable {
 
     /// The outcome of ``load()``: settings that are always valid, and why they are the defaults when a file was
     /// there but unusable.
-    public struct LoadResult: Sendable, Equatable {
+    package struct LoadResult: Sendable, Equatable {
         /// Valid settings: the file's, or the defaults.
-        public var settings: IndicatorSettings
+        package var settings: IndicatorSettings
         /// Set when the file existed but its contents were not used.
-        public var problem: LoadProblem?
+        package var problem: LoadProblem?
 
         /// Creates a result.
-        public init(settings: IndicatorSettings, problem: LoadProblem? = nil) {
+        package init(settings: IndicatorSettings, problem: LoadProblem? = nil) {
             self.settings = settings
             self.problem = problem
         }
     }
 
     /// The JSON file.
-    public let url: URL
+    package let url: URL
 
     /// Creates a store for the JSON file at `url`; nothing is read until ``load()``.
-    public init(url: URL) {
+    package init(url: URL) {
         self.url = url
     }
 
     /// Reads the settings, falling back to the defaults as described on the type.
-    public func load() -> LoadResult {
+    package func load() -> LoadResult {
         let path = url.path(percentEncoded: false)
         let data: Data
         do {
@@ -78,7 +78,7 @@ public struct IndicatorSettingsStore: Sendable {
     /// Validates `settings` and writes them with ``AtomicFile``.
     ///
     /// Throws ``IndicatorSettings/InvalidDelay`` (nothing is written) or ``AtomicFileError``.
-    public func save(_ settings: IndicatorSettings) throws {
+    package func save(_ settings: IndicatorSettings) throws {
         try settings.validate()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

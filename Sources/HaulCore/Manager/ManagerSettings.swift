@@ -1,14 +1,14 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// The Manager's read-write settings, kept across restarts in `manager.json` beside the indicator's settings.
-public struct ManagerSettings: Codable, Sendable, Equatable {
+package struct ManagerSettings: Codable, Sendable, Equatable {
     /// Connections a new download uses when its options do not say (`DefaultConnections`): one per server, the
     /// polite default.
-    public var defaultConnections: UInt32 = 1
+    package var defaultConnections: UInt32 = 1
 
-    public init() {}
+    package init() {}
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         defaultConnections = try container.decodeIfPresent(UInt32.self, forKey: .defaultConnections) ?? 1
         guard DownloadOptions.connectionRange.contains(defaultConnections) else {
@@ -19,7 +19,7 @@ public struct ManagerSettings: Codable, Sendable, Equatable {
     }
 
     /// Reads the settings at `url`: the defaults when there is no file, and with a sentence when it cannot be used.
-    public static func load(from url: URL) -> (settings: ManagerSettings, problem: String?) {
+    package static func load(from url: URL) -> (settings: ManagerSettings, problem: String?) {
         guard let data = try? Data(contentsOf: url) else {
             let exists = FileManager.default.fileExists(atPath: url.path(percentEncoded: false))
             return (ManagerSettings(), exists ? "cannot read \(url.path(percentEncoded: false)); using defaults" : nil)
@@ -31,7 +31,7 @@ public struct ManagerSettings: Codable, Sendable, Equatable {
         }
     }
 
-    public func save(to url: URL) throws {
+    package func save(to url: URL) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try AtomicFile.write(try encoder.encode(self), to: url)

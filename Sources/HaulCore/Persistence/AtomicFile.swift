@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -9,29 +9,29 @@ import Darwin
 #endif
 
 /// A failed system call while writing a file atomically: which call, on which path, and the `errno` it set.
-public struct AtomicFileError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct AtomicFileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The system call that failed (`open`, `write`, `fsync`, `rename`, `mkdir`, …).
-    public var operation: String
+    package var operation: String
     /// The path the call was made on.
-    public var path: String
+    package var path: String
     /// The `errno` it set.
-    public var errno: Int32
+    package var errno: Int32
 
     /// Creates the error for `operation` on `path` failing with `errno`.
-    public init(operation: String, path: String, errno: Int32) {
+    package init(operation: String, path: String, errno: Int32) {
         self.operation = operation
         self.path = path
         self.errno = errno
     }
 
-    public var description: String {
+    package var description: String {
         "\(operation) \(path): \(String(cString: strerror(errno))) (errno \(errno))"
     }
 }
 
 /// Replaces a file's contents so that, after a crash or power loss, it holds either the old contents or the new ones,
 /// never a mix or nothing.
-public enum AtomicFile: Sendable {
+package enum AtomicFile: Sendable {
     /// Writes `data` to `url` atomically and durably.
     ///
     /// The data goes to `.<name>.tmp-<random>` in the destination's directory (so the rename cannot cross file
@@ -40,7 +40,7 @@ public enum AtomicFile: Sendable {
     /// URLs with credentials. A symbolic link at `url` is replaced, not followed. The temporary file is removed on
     /// failure. An error from the final directory sync (operation `fsync` on the directory) means the new contents
     /// are in place but might not survive a crash.
-    public static func write(_ data: Data, to url: URL) throws(AtomicFileError) {
+    package static func write(_ data: Data, to url: URL) throws(AtomicFileError) {
         let destination = url.standardizedFileURL
         let name = destination.lastPathComponent
         let path = destination.path(percentEncoded: false)

@@ -12,7 +12,7 @@ import Darwin
 /// `.example.com`, `*.example.com`) matches itself and its subdomains, not `myexample.com`; an IP address matches
 /// itself and a CIDR block (`10.0.0.0/8`, `fd00::/8`) its addresses. Loopback is not special: like curl, name
 /// `localhost,127.0.0.1,::1` when local servers must be reached directly.
-public struct NoProxyList: Sendable, Equatable {
+package struct NoProxyList: Sendable, Equatable {
     enum Entry: Sendable, Equatable {
         case everything
         case domain(String)
@@ -21,16 +21,16 @@ public struct NoProxyList: Sendable, Equatable {
 
     let entries: [Entry]
 
-    public init(_ value: String) {
+    package init(_ value: String) {
         entries = value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).compactMap {
             Self.entry(String($0))
         }
     }
 
-    public var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// Whether requests to `host` (a name or an IP literal, brackets allowed) go direct.
-    public func bypasses(host: String) -> Bool {
+    package func bypasses(host: String) -> Bool {
         let name = Self.normalized(host)
         let address = Self.address(name)
         return entries.contains { entry in

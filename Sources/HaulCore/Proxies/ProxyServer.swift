@@ -6,21 +6,21 @@ import FoundationEssentials
 /// with basic authentication when the URL has a user. SOCKS5 proxies get the target's host name, so they resolve
 /// it themselves (`socks5` and `socks5h` therefore behave alike) and take no credentials. Without a port, 1080 is
 /// used, as curl does.
-public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
+package struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
+    package enum Kind: Sendable, Hashable {
         case http
         case socks5
     }
 
-    public var kind: Kind
-    public var host: String
-    public var port: Int
-    public var username: String?
-    public var password: String?
+    package var kind: Kind
+    package var host: String
+    package var port: Int
+    package var username: String?
+    package var password: String?
 
-    public static let defaultPort = 1080
+    package static let defaultPort = 1080
 
-    public init(kind: Kind, host: String, port: Int = defaultPort, username: String? = nil, password: String? = nil) {
+    package init(kind: Kind, host: String, port: Int = defaultPort, username: String? = nil, password: String? = nil) {
         self.kind = kind
         self.host = host
         self.port = port
@@ -29,7 +29,7 @@ public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a proxy variable's value; `variable` names it in the error.
-    public init(parsing value: String, variable: String) throws(ProxyConfigurationError) {
+    package init(parsing value: String, variable: String) throws(ProxyConfigurationError) {
         let trimmed = value.trimmingWhitespace()
         let text = trimmed.contains("://") ? trimmed : "http://" + trimmed
         func invalid(_ reason: String) -> ProxyConfigurationError {
@@ -60,7 +60,7 @@ public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The proxy as logs may show it: never the password.
-    public var description: String {
+    package var description: String {
         let scheme = kind == .http ? "http" : "socks5h"
         let user = username.map { "\($0)@" } ?? ""
         let shownHost = host.contains(":") ? "[\(host)]" : host
@@ -69,9 +69,9 @@ public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A proxy variable that cannot be used. Transfers it applies to fail rather than go around the proxy.
-public struct ProxyConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var variable: String
-    public var reason: String
+package struct ProxyConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var variable: String
+    package var reason: String
 
-    public var description: String { "\(variable) is not usable: \(reason)" }
+    package var description: String { "\(variable) is not usable: \(reason)" }
 }

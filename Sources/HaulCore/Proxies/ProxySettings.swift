@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// Which proxy, if any, a transfer goes through: read once from the environment, as curl reads it.
 ///
@@ -9,23 +9,23 @@ public import FoundationEssentials
 /// - `no_proxy` (or `NO_PROXY`): hosts that go direct (see ``NoProxyList``).
 ///
 /// The lower-case spelling wins when both are set; an empty value counts as unset.
-public struct ProxySettings: Sendable, Equatable {
+package struct ProxySettings: Sendable, Equatable {
     /// How one transfer reaches its server.
-    public enum Route: Sendable, Equatable {
+    package enum Route: Sendable, Equatable {
         case direct
         case proxy(ProxyServer)
         /// The variable that applies cannot be used: failing beats quietly going around the proxy.
         case unusable(ProxyConfigurationError)
     }
 
-    public var http: Result<ProxyServer, ProxyConfigurationError>?
-    public var https: Result<ProxyServer, ProxyConfigurationError>?
-    public var noProxy: NoProxyList
+    package var http: Result<ProxyServer, ProxyConfigurationError>?
+    package var https: Result<ProxyServer, ProxyConfigurationError>?
+    package var noProxy: NoProxyList
 
     /// No proxy at all.
-    public static let none = ProxySettings(environment: [:])
+    package static let none = ProxySettings(environment: [:])
 
-    public init(environment: [String: String]) {
+    package init(environment: [String: String]) {
         func value(_ names: String...) -> (name: String, value: String)? {
             for name in names {
                 if let value = environment[name], !value.trimmingWhitespace().isEmpty {
@@ -47,7 +47,7 @@ public struct ProxySettings: Sendable, Equatable {
     }
 
     /// The route for `url` (an http or https URL with a host).
-    public func route(for url: URL) -> Route {
+    package func route(for url: URL) -> Route {
         let setting = url.scheme?.lowercased() == "https" ? https : http
         guard let setting, let host = url.host(percentEncoded: false), !noProxy.bypasses(host: host) else {
             return .direct
@@ -59,7 +59,7 @@ public struct ProxySettings: Sendable, Equatable {
     }
 
     /// One line per proxy in use, for the daemon's log (no passwords).
-    public var summary: [String] {
+    package var summary: [String] {
         var lines: [String] = []
         for (scheme, setting) in [("http", http), ("https", https)] {
             switch setting {

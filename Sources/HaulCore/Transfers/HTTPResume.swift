@@ -1,19 +1,19 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// What identifies the version of a resource whose first bytes are on disk: the validator seen on the first response,
 /// sent back in `If-Range` so that the server answers a range request only if the resource has not changed.
-public struct ResumeValidator: Sendable, Codable, Equatable {
+package struct ResumeValidator: Sendable, Codable, Equatable {
     /// The `ETag` as sent, quotes and any `W/` included.
-    public var etag: String?
+    package var etag: String?
     /// The `Last-Modified` date as sent.
-    public var lastModified: String?
+    package var lastModified: String?
     /// Whether ``lastModified`` is a strong validator (RFC 9110 §8.8.2.2): at least one second before the `Date` of
     /// the response that carried it. A resource may change twice within the second it names, so a later or equal
     /// `Date` (or none) makes it weak, and a weak date may not go in `If-Range`.
-    public var lastModifiedIsStrong: Bool
+    package var lastModifiedIsStrong: Bool
 
     /// Creates a validator.
-    public init(etag: String? = nil, lastModified: String? = nil, lastModifiedIsStrong: Bool = false) {
+    package init(etag: String? = nil, lastModified: String? = nil, lastModifiedIsStrong: Bool = false) {
         self.etag = etag
         self.lastModified = lastModified
         self.lastModifiedIsStrong = lastModifiedIsStrong
@@ -22,8 +22,11 @@ public struct ResumeValidator: Sendable, Codable, Equatable {
     /// The validator of a response: its first `ETag` and `Last-Modified` headers (names in any case; empty values
     /// ignored), the date strong when the response's `Date` is at least a second later. `now` places an RFC 850
     /// two-digit year.
-    public init(headers: [(String, String)], now: Date = Date()) {
-        let lastModified = HTTPResume.headerValue("Last-Modified", in: headers)
+    package init(headers: [(String, String)], now: Date = Date()) {
+        // A validator goes back in every If-Range: one longer than any real one is ignored (the file is then not
+        // resumable) rather than grow the requests toward the HTTP stack's 64 KiB head limit.
+        let usable = { (value: String?) in value.flatMap { $0.utf8.count <= Self.maximumLength ? $0 : nil } }
+        let lastModified = usable(HTTPResume.headerValue("Last-Modified", in: headers))
         // The year to within a day (mean Gregorian years): enough to place an RFC 850 two-digit year.
         let currentYear = 1970 + Int((now.timeIntervalSince1970 / 31_556_952).rounded(.down))
         var isStrong = false
@@ -35,10 +38,13 @@ public struct ResumeValidator: Sendable, Codable, Equatable {
             isStrong = modified < date
         }
         self.init(
-            etag: HTTPResume.headerValue("ETag", in: headers), lastModified: lastModified,
+            etag: usable(HTTPResume.headerValue("ETag", in: headers)), lastModified: lastModified,
             lastModifiedIsStrong: isStrong
         )
     }
+
+    /// The longest ETag or date kept (real ones are tens of bytes).
+    static let maximumLength = 1024
 
     /// The value for `If-Range`, or nil when nothing may be sent.
     ///
@@ -47,7 +53,7 @@ public struct ResumeValidator: Sendable, Codable, Equatable {
     /// still comes back whole with a 200 (the RFC is stricter and would send nothing; in practice servers with weak
     /// tags — nginx compressing on the fly — are exactly the ones whose dates are good enough). A malformed tag (no
     /// quotes) counts as weak. A weak date is never sent: a resource changed within its second would match it.
-    public var ifRangeValue: String? {
+    package var ifRangeValue: String? {
         if let etag, etag.count >= 2, etag.hasPrefix("\""), etag.hasSuffix("\"") {
             return etag
         }
@@ -62,7 +68,7 @@ public struct ResumeValidator: Sendable, Codable, Equatable {
     /// weak, because nothing tells whether it was at least a second before its response's `Date`. The cost is that
     /// such a task, if it has no strong entity tag, starts again from zero once; sending a weak date could splice two
     /// versions of the file.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         etag = try container.decodeIfPresent(String.self, forKey: .etag)
         lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
@@ -71,9 +77,9 @@ public struct ResumeValidator: Sendable, Codable, Equatable {
 }
 
 /// The HTTP semantics of resuming a download from the bytes on disk (RFC 9110 §14), with no I/O.
-public enum HTTPResume {
+package enum HTTPResume {
     /// What to do with a response to a download request.
-    public enum ResponseDecision: Equatable, Sendable {
+    package enum ResponseDecision: Equatable, Sendable {
         /// The body is the resource from its first byte: truncate the partial file and write it from the start.
         /// `expectedTotal` is the size of the whole resource, if known.
         case writeFromStart(expectedTotal: Int64?)
@@ -92,7 +98,7 @@ public enum HTTPResume {
         /// continue from this partial file: a 206 that does not start where asked or cannot be parsed, and a 416 that
         /// does not say the file is complete. Without that, the next attempt would send the same range and meet the
         /// same answer until the retries run out.
-        public var discardsPartialFile: Bool {
+        package var discardsPartialFile: Bool {
             switch self {
             case .writeFromStart:
                 return true
@@ -109,7 +115,7 @@ public enum HTTPResume {
     ///
     /// Sending `Range` without `If-Range` risks gluing two versions of a resource together; the caller avoids it by
     /// passing offset zero for a task that is not resumable (see ``isResumable(status:headers:)``).
-    public static func rangeRequestHeaders(offset: Int64, validator: ResumeValidator?) -> [(String, String)] {
+    package static func rangeRequestHeaders(offset: Int64, validator: ResumeValidator?) -> [(String, String)] {
         guard offset > 0 else { return [] }
         var headers = [("Range", "bytes=\(offset)-")]
         if let ifRange = validator?.ifRangeValue {
@@ -132,7 +138,7 @@ public enum HTTPResume {
     ///   so the retry downloads it all again.
     /// - anything else, 3xx included (redirects are noted before this is asked, so one reaching here is an error):
     ///   ``TransferFailure/http(status:retryAfter:)`` with the `Retry-After` delay as of `now`.
-    public static func interpret(
+    package static func interpret(
         status: Int,
         headers: [(String, String)],
         requestedOffset: Int64,
@@ -168,7 +174,7 @@ public enum HTTPResume {
 
     /// Whether a download from this server can continue from the bytes on disk after a stop: the server takes byte
     /// ranges (`Accept-Ranges: bytes`, or it just answered one with 206) and gave a validator usable in `If-Range`.
-    public static func isResumable(status: Int, headers: [(String, String)]) -> Bool {
+    package static func isResumable(status: Int, headers: [(String, String)]) -> Bool {
         let acceptsRanges =
             status == 206
             || headers.contains { name, value in
@@ -181,7 +187,7 @@ public enum HTTPResume {
     // MARK: - Header parsing
 
     /// The first value of the header `name` (any case), trimmed; nil if absent or empty.
-    public static func headerValue(_ name: String, in headers: [(String, String)]) -> String? {
+    package static func headerValue(_ name: String, in headers: [(String, String)]) -> String? {
         let lowered = name.lowercased()
         guard let value = headers.first(where: { $0.0.lowercased() == lowered })?.1 else { return nil }
         let trimmed = value.trimmingWhitespace()
@@ -220,7 +226,7 @@ public enum HTTPResume {
     }
 
     /// `bytes a-b/total` or `bytes a-b/*`, with `a ≤ b < total`.
-    public static func parseContentRange(_ value: String) -> (first: Int64, total: Int64?)? {
+    package static func parseContentRange(_ value: String) -> (first: Int64, total: Int64?)? {
         guard let (range, total) = splitContentRange(value) else { return nil }
         let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
         guard bounds.count == 2, let first = parseNonNegative(bounds[0]), let last = parseNonNegative(bounds[1]),

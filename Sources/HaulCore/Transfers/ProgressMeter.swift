@@ -9,18 +9,18 @@
 /// time since measuring began, during the first window, so a new transfer's rate is not underestimated. It is
 /// exactly 0 once a whole window has passed without bytes. Totals are sampled at most every tenth of a window, so the
 /// memory used does not grow with the record rate.
-public struct ProgressMeter<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+package struct ProgressMeter<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     private struct Sample: Sendable {
         var instant: Instant
         var total: UInt64
     }
 
     /// The shortest time between two publications.
-    public let interval: Duration
+    package let interval: Duration
     /// How far back the rate looks.
-    public let rateWindow: Duration
+    package let rateWindow: Duration
     /// The latest total recorded.
-    public private(set) var totalBytes: UInt64 = 0
+    package private(set) var totalBytes: UInt64 = 0
 
     private var lastPublication: Instant?
     private var hasUnpublished = false
@@ -28,7 +28,7 @@ public struct ProgressMeter<Instant: InstantProtocol>: Sendable where Instant.Du
     private var samples: [Sample] = []
 
     /// Creates a meter that has recorded nothing.
-    public init(interval: Duration = .milliseconds(100), rateWindow: Duration = .seconds(1)) {
+    package init(interval: Duration = .milliseconds(100), rateWindow: Duration = .seconds(1)) {
         self.interval = max(interval, .zero)
         // A window of zero would divide by zero; a nanosecond is as good as no window at all.
         self.rateWindow = max(rateWindow, .nanoseconds(1))
@@ -38,7 +38,7 @@ public struct ProgressMeter<Instant: InstantProtocol>: Sendable where Instant.Du
     ///
     /// Record the starting total (the bytes already on disk) when a transfer starts, so the rate counts from there.
     /// A total smaller than the last one (the transfer restarted from zero) starts the rate afresh.
-    public mutating func record(bytes total: UInt64, now: Instant) -> Bool {
+    package mutating func record(bytes total: UInt64, now: Instant) -> Bool {
         addSample(total, now: now)
         totalBytes = total
         if let lastPublication, lastPublication.advanced(by: interval) > now {
@@ -53,7 +53,7 @@ public struct ProgressMeter<Instant: InstantProtocol>: Sendable where Instant.Du
     /// Notes that progress was published now (with a state change, or when ``trailingDeadline`` passed), and says
     /// whether a recorded total had been held back — in which case the owner should include it.
     @discardableResult
-    public mutating func flush(now: Instant) -> Bool {
+    package mutating func flush(now: Instant) -> Bool {
         let owed = hasUnpublished
         lastPublication = now
         hasUnpublished = false
@@ -62,13 +62,13 @@ public struct ProgressMeter<Instant: InstantProtocol>: Sendable where Instant.Du
 
     /// When a held-back total may be published if no further record comes (arm a timer, then ``flush(now:)``), or
     /// nil when everything recorded has been published.
-    public var trailingDeadline: Instant? {
+    package var trailingDeadline: Instant? {
         guard hasUnpublished, let lastPublication else { return nil }
         return lastPublication.advanced(by: interval)
     }
 
     /// Bytes per second over the last ``rateWindow``, as of `now`.
-    public func rate(now: Instant) -> UInt64 {
+    package func rate(now: Instant) -> UInt64 {
         guard let first = samples.first, let latest = samples.last else { return 0 }
         let horizon = now.advanced(by: .zero - rateWindow)
         // The total at the horizon is that of the last sample at or before it; with none, measuring began inside the
@@ -82,7 +82,7 @@ public struct ProgressMeter<Instant: InstantProtocol>: Sendable where Instant.Du
 
     /// `done / expected`, clamped into 0…1; 0 when the expected size is unknown (-1) or zero, as NSProgress reports
     /// for a total of zero.
-    public static func fraction(done: UInt64, expected: Int64) -> Double {
+    package static func fraction(done: UInt64, expected: Int64) -> Double {
         guard expected > 0 else { return 0 }
         return min(Double(done) / Double(expected), 1)
     }

@@ -1,8 +1,8 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// The headers of one request of a transfer: the client's own, plus HTTP Basic from the URL's userinfo, minus every
 /// credential when the request goes to another origin than the client's URL.
-public enum RequestHeaders {
+package enum RequestHeaders {
     /// Headers that carry credentials or session state and so never go to another origin.
     static let credentialNames: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
@@ -10,7 +10,7 @@ public enum RequestHeaders {
     ///
     /// `https://user:password@host/` authenticates with HTTP Basic as curl does, unless the client gave an
     /// `Authorization` header of its own, which wins.
-    public static func forRequest(to url: URL, origin: URL, clientHeaders: [String: String]) -> [(String, String)] {
+    package static func forRequest(to url: URL, origin: URL, clientHeaders: [String: String]) -> [(String, String)] {
         guard Redirect.sameOrigin(url, origin) else {
             return clientHeaders.filter { !credentialNames.contains($0.key.lowercased()) }.map { ($0.key, $0.value) }
         }
@@ -31,7 +31,7 @@ public enum RequestHeaders {
     }
 
     /// `url` without its userinfo: what goes on the wire, where credentials travel in headers.
-    public static func withoutUserinfo(_ url: URL) -> URL {
+    package static func withoutUserinfo(_ url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             components.user != nil || components.password != nil
         else { return url }

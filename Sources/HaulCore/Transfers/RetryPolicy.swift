@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 import Glibc
 
 /// Exponential back-off between the attempts of a task: about 1 s, doubling, capped, `Retry-After` honoured
@@ -6,19 +6,19 @@ import Glibc
 ///
 /// The policy is deterministic: no jitter. Haul's tasks fail at unrelated instants and against many servers, so
 /// there is no herd to spread out, and a deterministic delay is what a test — and a person reading the log — expects.
-public struct RetryPolicy: Sendable, Equatable {
+package struct RetryPolicy: Sendable, Equatable {
     /// The delay after the first failed attempt.
-    public var initialDelay: Duration
+    package var initialDelay: Duration
     /// What each further failure multiplies the delay by.
-    public var multiplier: Double
+    package var multiplier: Double
     /// The longest back-off of the policy's own.
-    public var maximumDelay: Duration
+    package var maximumDelay: Duration
     /// The longest wait a server's `Retry-After` can impose: a server asking for a day is not obeyed to the letter,
     /// since the task would look dead, but it still gets an hour of quiet.
-    public var maximumRetryAfter: Duration
+    package var maximumRetryAfter: Duration
 
     /// Creates a policy; the defaults are the daemon's (1 s, ×2, at most 60 s; `Retry-After` up to an hour).
-    public init(
+    package init(
         initialDelay: Duration = .seconds(1),
         multiplier: Double = 2,
         maximumDelay: Duration = .seconds(60),
@@ -35,7 +35,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The back-off is `initialDelay × multiplier^(attempt − 1)`, capped at ``maximumDelay``. A `retryAfter` from the
     /// server (capped at ``maximumRetryAfter``) is a floor: the next attempt never starts sooner than the server
     /// asked, nor sooner than the back-off would. Never negative, whatever the fields hold.
-    public func delay(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
+    package func delay(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
         let cap = max(maximumDelay, .zero)
         let initial = min(max(initialDelay, .zero), cap)
         // Computed in seconds as a Double, and clamped before going back to a Duration, so that a large attempt count
@@ -57,7 +57,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// (`Sun, 06 Nov 1994 08:49:37 GMT`; the obsolete RFC 850 and asctime forms are accepted too, as RFC 9110 asks of
     /// recipients). A date in the past asks for no wait (zero). Anything else — including a number too large for an
     /// `Int64` — is garbage and gives nil.
-    public static func parseRetryAfter(_ value: String, now: Date) -> Duration? {
+    package static func parseRetryAfter(_ value: String, now: Date) -> Duration? {
         let trimmed = value.trimmingWhitespace()
         guard !trimmed.isEmpty else { return nil }
         if trimmed.utf8.allSatisfy({ (48...57).contains($0) }) {

@@ -3,36 +3,36 @@
 /// suspend, a crash or a reboot.
 ///
 /// A pure value: the transfer engine asks it what to fetch next and tells it what was written.
-public struct SegmentPlan: Codable, Equatable, Sendable {
+package struct SegmentPlan: Codable, Equatable, Sendable {
     /// One byte range `[start, end)` of the file, of which the first `done` bytes are on disk.
-    public struct Segment: Codable, Equatable, Sendable {
-        public var start: Int64
-        public var end: Int64
-        public var done: Int64
+    package struct Segment: Codable, Equatable, Sendable {
+        package var start: Int64
+        package var end: Int64
+        package var done: Int64
 
-        public init(start: Int64, end: Int64, done: Int64 = 0) {
+        package init(start: Int64, end: Int64, done: Int64 = 0) {
             self.start = start
             self.end = end
             self.done = done
         }
 
         /// Where the next byte of this segment goes.
-        public var next: Int64 { start + done }
-        public var remaining: Int64 { end - next }
-        public var isComplete: Bool { next >= end }
+        package var next: Int64 { start + done }
+        package var remaining: Int64 { end - next }
+        package var isComplete: Bool { next >= end }
     }
 
     /// The smallest piece a split makes: a new connection is not worth less.
-    public static let minimumSplit: Int64 = 1 << 20
+    package static let minimumSplit: Int64 = 1 << 20
 
     /// The size of the whole file.
-    public let total: Int64
+    package let total: Int64
     /// In the order they were made (an index names one segment for good), not in file order.
-    public private(set) var segments: [Segment]
+    package private(set) var segments: [Segment]
 
     /// A plan for a file of `total` bytes whose first `done` bytes are on disk already (a single-connection partial
     /// file being continued), as one segment.
-    public init(total: Int64, done: Int64 = 0) {
+    package init(total: Int64, done: Int64 = 0) {
         self.total = max(total, 0)
         let done = min(max(done, 0), self.total)
         segments = [Segment(start: 0, end: self.total, done: done)]
@@ -40,7 +40,7 @@ public struct SegmentPlan: Codable, Equatable, Sendable {
 
     /// A plan read back from disk, if it describes a file of `total` bytes: segments that cover it without gaps or
     /// overlaps, each with `0 ≤ done ≤ end − start`. Anything else is nil (the download then starts from zero).
-    public static func restored(_ plan: SegmentPlan, total: Int64) -> SegmentPlan? {
+    package static func restored(_ plan: SegmentPlan, total: Int64) -> SegmentPlan? {
         guard plan.total == total, !plan.segments.isEmpty else { return nil }
         var expectedStart: Int64 = 0
         for segment in plan.segments.sorted(by: { $0.start < $1.start }) {
@@ -52,34 +52,34 @@ public struct SegmentPlan: Codable, Equatable, Sendable {
         return expectedStart == total ? plan : nil
     }
 
-    public var isComplete: Bool { segments.allSatisfy(\.isComplete) }
+    package var isComplete: Bool { segments.allSatisfy(\.isComplete) }
 
     /// Bytes on disk in every segment together.
-    public var bytesDone: Int64 { segments.reduce(0) { $0 + $1.done } }
+    package var bytesDone: Int64 { segments.reduce(0) { $0 + $1.done } }
 
     /// The unfinished segments, largest remaining first: what connections start on.
-    public var unfinished: [Int] {
+    package var unfinished: [Int] {
         segments.indices.filter { !segments[$0].isComplete }.sorted {
             (segments[$0].remaining, segments[$1].start) > (segments[$1].remaining, segments[$0].start)
         }
     }
 
     /// Records that `count` more bytes of segment `index` are on disk.
-    public mutating func record(_ count: Int64, in index: Int) {
+    package mutating func record(_ count: Int64, in index: Int) {
         guard segments.indices.contains(index), count > 0 else { return }
         let segment = segments[index]
         segments[index].done = min(segment.done + count, segment.end - segment.start)
     }
 
     /// The unfinished segment with the most left among `candidates` (what a free connection takes half of).
-    public func largest(among candidates: [Int]) -> Int? {
+    package func largest(among candidates: [Int]) -> Int? {
         candidates.filter { segments.indices.contains($0) && !segments[$0].isComplete }
             .max { segments[$0].remaining < segments[$1].remaining }
     }
 
     /// Where to cut segment `index` when its connection is at `position`: half of what is left, or nil when that
     /// half would be under ``minimumSplit``.
-    public func cut(_ index: Int, at position: Int64) -> Int64? {
+    package func cut(_ index: Int, at position: Int64) -> Int64? {
         guard segments.indices.contains(index) else { return nil }
         let half = (segments[index].end - max(position, segments[index].next)) / 2
         return half >= Self.minimumSplit ? segments[index].end - half : nil
@@ -87,7 +87,7 @@ public struct SegmentPlan: Codable, Equatable, Sendable {
 
     /// Ends segment `index` at `cut` and makes `[cut, old end)` a new segment, whose index is returned. The cut
     /// must leave the bytes recorded as done where they are.
-    public mutating func split(_ index: Int, at cut: Int64) -> Int? {
+    package mutating func split(_ index: Int, at cut: Int64) -> Int? {
         guard segments.indices.contains(index), cut >= segments[index].next, cut < segments[index].end else {
             return nil
         }
@@ -100,7 +100,7 @@ public struct SegmentPlan: Codable, Equatable, Sendable {
 
     /// Splits toward `connections` unfinished segments at the start of an attempt: the largest keeps being halved
     /// while the halves are at least ``minimumSplit``.
-    public mutating func spread(over connections: Int) {
+    package mutating func spread(over connections: Int) {
         while unfinished.count < connections, let index = largest(among: unfinished),
             let cut = cut(index, at: segments[index].next), split(index, at: cut) != nil
         {}

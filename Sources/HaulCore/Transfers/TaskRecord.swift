@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// Everything needed to restore a task after the daemon stops, crashes or the machine reboots (docs/behaviour.md).
 ///
@@ -6,55 +6,56 @@ public import FoundationEssentials
 /// before a crash would be behind it). The URL is kept whole, password included, because resuming needs it; the
 /// store's files are private to the user (mode 0600).
 ///
-/// Decoding validates what a restored task relies on — the path as ``LocalPath`` would take it, the options as ``DownloadOptions`` would, and an outcome exactly when the state is completed — so a
-/// tampered or damaged file is reported as corrupt instead of failing later. Fields missing from the file take their
-/// defaults, so records written by older versions still load.
-public struct TaskRecord: Codable, Sendable, Equatable {
+/// Decoding validates what a restored task relies on — the path as ``LocalPath`` would take it, the options as
+/// ``DownloadOptions`` would, an outcome exactly when the state is completed, a validator for a request header without
+/// line breaks — so a tampered or damaged file is reported as corrupt instead of failing later. Fields missing from
+/// the file take their defaults, so records written by older versions still load.
+package struct TaskRecord: Codable, Sendable, Equatable {
     /// The task's id (its object path is `/org/haul/Haul1/Tasks/<id>`).
-    public var id: UInt32
-    public var kind: TransferKind
+    package var id: UInt32
+    package var kind: TransferKind
     /// The URL as the client gave it, password included.
-    public var url: String
+    package var url: String
     /// A download's destination or an upload's source.
-    public var path: String
-    public var state: TransferTaskState
+    package var path: String
+    package var state: TransferTaskState
     /// Set exactly when ``state`` is ``TransferTaskState/completed``.
-    public var outcome: TransferOutcome?
+    package var outcome: TransferOutcome?
     /// The validator of the first response, sent back in `If-Range` when resuming.
-    public var validator: ResumeValidator?
+    package var validator: ResumeValidator?
     /// The size of the whole resource (download) or body (upload), or -1 when unknown.
-    public var expectedTotal: Int64
+    package var expectedTotal: Int64
     /// The status of the last response, or 0 before any.
-    public var httpStatus: UInt32
+    package var httpStatus: UInt32
     /// Whether the server allows resuming from the bytes on disk (D-Bus `Resumable`).
-    public var resumable: Bool
+    package var resumable: Bool
     /// Extra request headers (download or upload).
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// The lower-case hex SHA-256 the downloaded file must have.
-    public var sha256: String?
+    package var sha256: String?
     /// Whether a download may replace an existing destination.
-    public var overwrite: Bool
+    package var overwrite: Bool
     /// How many times a transient failure is retried.
-    public var maxRetries: UInt32
+    package var maxRetries: UInt32
     /// An upload's method.
-    public var method: UploadOptions.Method
+    package var method: UploadOptions.Method
     /// When the client asked for the task.
-    public var createdAt: Date
+    package var createdAt: Date
     /// Unclean exits of hauld in a row that cut an attempt of this task short (the crash-loop guard, see
     /// ``TransferTaskStateMachine/interruptedRuns``).
-    public var interruptedRuns: UInt32
+    package var interruptedRuns: UInt32
     /// Why hauld itself suspended the task (``TransferTaskStateMachine/notice``), shown while it stays suspended.
-    public var notice: String?
+    package var notice: String?
     /// How many connections a download may use (1–16).
-    public var connections: UInt32
+    package var connections: UInt32
     /// What each segment of a download over several connections has on disk; nil for one connection.
-    public var segments: SegmentPlan?
+    package var segments: SegmentPlan?
     /// The file changed under a segmented download, or its server gave no size with its ranges: one connection
     /// from then on, whatever ``connections`` says.
-    public var singleConnection: Bool
+    package var singleConnection: Bool
 
     /// Creates a record; the defaults are those of a task that has not received a response yet.
-    public init(
+    package init(
         id: UInt32,
         kind: TransferKind,
         url: String,
@@ -101,7 +102,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
     }
 
     /// The record of a new download of `url` to `path`.
-    public init(id: UInt32, download url: TransferURL, to path: LocalPath, options: DownloadOptions, createdAt: Date) {
+    package init(id: UInt32, download url: TransferURL, to path: LocalPath, options: DownloadOptions, createdAt: Date) {
         self.init(
             id: id,
             kind: .download,
@@ -117,7 +118,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
     }
 
     /// The record of a new upload of the file at `path` to `url`.
-    public init(id: UInt32, upload path: LocalPath, to url: TransferURL, options: UploadOptions, createdAt: Date) {
+    package init(id: UInt32, upload path: LocalPath, to url: TransferURL, options: UploadOptions, createdAt: Date) {
         self.init(
             id: id,
             kind: .upload,
@@ -130,7 +131,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
     }
 
     /// The download options kept (`start-suspended` is not: the state says it).
-    public var downloadOptions: DownloadOptions {
+    package var downloadOptions: DownloadOptions {
         var options = DownloadOptions()
         options.headers = headers
         options.sha256 = sha256
@@ -141,7 +142,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
     }
 
     /// The upload options kept.
-    public var uploadOptions: UploadOptions {
+    package var uploadOptions: UploadOptions {
         var options = UploadOptions()
         options.method = method
         options.headers = headers
@@ -156,7 +157,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
     }
 
     /// Decodes and validates a record, as described on the type.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func corrupt(_ key: CodingKeys, _ reason: String) -> DecodingError {
             .dataCorruptedError(forKey: key, in: container, debugDescription: reason)
@@ -179,6 +180,11 @@ public struct TaskRecord: Codable, Sendable, Equatable {
             throw corrupt(.outcome, "a task has an outcome exactly when it is completed")
         }
         validator = try container.decodeIfPresent(ResumeValidator.self, forKey: .validator)
+        // Sent back in If-Range: a line break would inject a header.
+        let breaksLine = { (value: String?) in value?.utf8.contains { $0 == 0 || $0 == 10 || $0 == 13 } == true }
+        guard !breaksLine(validator?.etag), !breaksLine(validator?.lastModified) else {
+            throw corrupt(.validator, "the validator contains a line break or a NUL byte")
+        }
         expectedTotal = try container.decodeIfPresent(Int64.self, forKey: .expectedTotal) ?? -1
         guard expectedTotal >= -1 else {
             throw corrupt(.expectedTotal, "expectedTotal must be -1 (unknown) or a size")
@@ -218,7 +224,7 @@ public struct TaskRecord: Codable, Sendable, Equatable {
     }
 
     /// Encodes the record; the method as its name (`PUT`, `POST`).
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(kind, forKey: .kind)

@@ -11,7 +11,7 @@ import Synchronization
 /// actor, in the path of every reply. Here they run on a serial queue; a record's newer version replaces one still
 /// waiting, and a record's saves and its removal keep their order. A change reaches the disk a few milliseconds
 /// after its reply: a crash in between restores the task as it was just before.
-public final class TaskRecordWriter: Sendable {
+package final class TaskRecordWriter: Sendable {
     private enum Operation {
         case save(TaskRecord, syncing: String?, onFailure: @Sendable (any Error) -> Void)
         case remove(onFailure: @Sendable (any Error) -> Void)
@@ -22,26 +22,26 @@ public final class TaskRecordWriter: Sendable {
     /// The newest operation not yet started, per task id; an id is here iff a block for it is queued.
     private let pending = Mutex<[UInt32: Operation]>([:])
 
-    public init(store: TaskStore) {
+    package init(store: TaskStore) {
         self.store = store
     }
 
     /// Saves `record` soon; `onFailure` hears of a write that failed. With `syncing`, that file's data reaches the
     /// disk first: a record that says which bytes a file holds (a segmented download's plan) is never ahead of it,
     /// even after a power cut.
-    public func save(
+    package func save(
         _ record: TaskRecord, syncing: String? = nil, onFailure: @escaping @Sendable (any Error) -> Void
     ) {
         enqueue(.save(record, syncing: syncing, onFailure: onFailure), for: record.id)
     }
 
     /// Removes the record of task `id` after any save of it still waiting; `onFailure` hears of a failure.
-    public func remove(id: UInt32, onFailure: @escaping @Sendable (any Error) -> Void) {
+    package func remove(id: UInt32, onFailure: @escaping @Sendable (any Error) -> Void) {
         enqueue(.remove(onFailure: onFailure), for: id)
     }
 
     /// Returns once everything asked for so far is on disk.
-    public func flush() async {
+    package func flush() async {
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
     }
 

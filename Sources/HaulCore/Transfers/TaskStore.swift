@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -13,19 +13,19 @@ import Darwin
 /// Each file is written with ``AtomicFile`` (mode 0600, in a directory created 0700), so a crash leaves every record
 /// either as it was or as it became. Loading never fails as a whole: a damaged file costs only its own task and is
 /// reported, so the daemon can log it and start with the rest.
-public struct TaskStore: Sendable {
+package struct TaskStore: Sendable {
     /// The directory holding the records.
-    public let directory: URL
+    package let directory: URL
 
     /// Creates a store for `directory`; nothing is read or created until used.
-    public init(directory: URL) {
+    package init(directory: URL) {
         self.directory = directory
     }
 
     /// Writes `record` to `<id>.json`, replacing the previous version atomically.
     ///
     /// Throws an encoding error (none is expected: every field encodes) or ``AtomicFileError``.
-    public func save(_ record: TaskRecord) throws {
+    package func save(_ record: TaskRecord) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try AtomicFile.write(try encoder.encode(record), to: url(for: record.id))
@@ -35,7 +35,7 @@ public struct TaskStore: Sendable {
     ///
     /// The highest id ever removed is kept in `removed-id`, written first: forgetting the newest task and restarting
     /// must not give its id to the next task (a client may still hold the old object path).
-    public func remove(id: UInt32) throws(AtomicFileError) {
+    package func remove(id: UInt32) throws(AtomicFileError) {
         if id > highestRemovedID() ?? 0 {
             try AtomicFile.write(Data("\(id)\n".utf8), to: removedIDURL)
         }
@@ -46,14 +46,14 @@ public struct TaskStore: Sendable {
     }
 
     /// What ``loadAll()`` found.
-    public struct Contents: Sendable {
+    package struct Contents: Sendable {
         /// The usable records, sorted by id.
-        public var records: [TaskRecord] = []
+        package var records: [TaskRecord] = []
         /// A message for each file that could not be used.
-        public var problems: [String] = []
+        package var problems: [String] = []
         /// The ids that a new task must not get: those of every record file, usable or not (a new task must never
         /// overwrite what someone may still want to repair), and the highest id ever removed.
-        public var takenIDs: Set<UInt32> = []
+        package var takenIDs: Set<UInt32> = []
     }
 
     /// Reads every record, with a message for each file that could not be used.
@@ -61,7 +61,7 @@ public struct TaskStore: Sendable {
     /// Only files named `<id>.json` are read, so the temporary files of an interrupted ``AtomicFile`` write and
     /// anything else are ignored. A file that cannot be read or decoded, or that holds another task than its name
     /// says, is reported in `problems` and left in place. A missing directory means no tasks.
-    public func loadAll() -> Contents {
+    package func loadAll() -> Contents {
         let directoryPath = directory.path(percentEncoded: false)
         let names: [String]
         do {
@@ -96,7 +96,7 @@ public struct TaskStore: Sendable {
 
     /// The id for a new task: one more than the highest `taken`, starting at 1. Ids are not reused while a higher one
     /// exists; only if `UInt32.max` is taken does the lowest free id come back.
-    public func nextID(taken: Set<UInt32>) -> UInt32 {
+    package func nextID(taken: Set<UInt32>) -> UInt32 {
         guard let highest = taken.max() else { return 1 }
         if highest < .max {
             return highest + 1
@@ -108,7 +108,7 @@ public struct TaskStore: Sendable {
     /// The id for the task after the one given `last`: the next one up that `isTaken` does not claim, starting again
     /// at 1 past `UInt32.max` (reachable only through a record file of that name). Never traps, never a taken id while
     /// any is free.
-    public func nextID(after last: UInt32, isTaken: (UInt32) -> Bool) -> UInt32 {
+    package func nextID(after last: UInt32, isTaken: (UInt32) -> Bool) -> UInt32 {
         var candidate = last
         repeat {
             candidate = candidate == .max ? 1 : candidate + 1

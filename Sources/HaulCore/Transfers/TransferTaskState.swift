@@ -1,5 +1,5 @@
 /// The state of a transfer task, as `NSURLSessionTaskState`, spelled as the D-Bus `State` property.
-public enum TransferTaskState: String, Sendable, Codable, CaseIterable {
+package enum TransferTaskState: String, Sendable, Codable, CaseIterable {
     /// Transferring, or waiting to retry after a transient failure.
     case running
     /// Stopped by the client (or created suspended); `Resume` continues it.
@@ -11,7 +11,7 @@ public enum TransferTaskState: String, Sendable, Codable, CaseIterable {
 }
 
 /// Which way a task moves bytes (D-Bus `Kind`).
-public enum TransferKind: String, Sendable, Codable, CaseIterable {
+package enum TransferKind: String, Sendable, Codable, CaseIterable {
     /// URL → file.
     case download
     /// File → URL.
@@ -19,12 +19,12 @@ public enum TransferKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// How a completed task ended. Cancellation is a failure, as `NSURLErrorCancelled` is an error.
-public enum TransferOutcome: Sendable, Codable, Equatable {
+package enum TransferOutcome: Sendable, Codable, Equatable {
     case success
     case failure(TransferFailure)
 
     /// The failure, or nil on success (D-Bus `ErrorName` and `ErrorMessage` are then empty).
-    public var failure: TransferFailure? {
+    package var failure: TransferFailure? {
         switch self {
         case .success: nil
         case .failure(let failure): failure

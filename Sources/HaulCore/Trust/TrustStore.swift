@@ -9,19 +9,19 @@ import Darwin
 /// The certificates hauld trusts for https: the system's CA store wherever the distribution keeps it, or what
 /// `SSL_CERT_FILE` and `SSL_CERT_DIR` name, as OpenSSL (and so curl) reads them: each variable replaces its own
 /// default, so a corporate CA in `SSL_CERT_FILE` is trusted beside the system's certificate directory.
-public struct TrustStore: Sendable, Equatable, CustomStringConvertible {
+package struct TrustStore: Sendable, Equatable, CustomStringConvertible {
     /// A PEM file of CA certificates.
-    public var bundle: String?
+    package var bundle: String?
     /// Directories of hashed CA certificates (`c_rehash`), searched when a chain needs them.
-    public var directories: [String]
+    package var directories: [String]
 
-    public init(bundle: String?, directories: [String]) {
+    package init(bundle: String?, directories: [String]) {
         self.bundle = bundle
         self.directories = directories
     }
 
     /// CA bundles, the first that exists wins.
-    public static let bundleSearchPaths = [
+    package static let bundleSearchPaths = [
         "/etc/ssl/certs/ca-certificates.crt",  // Debian, Ubuntu, Arch, Alpine, Gentoo
         "/etc/pki/tls/certs/ca-bundle.crt",  // Fedora, RHEL, CentOS
         "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // Fedora, RHEL (what the one above links to)
@@ -32,13 +32,13 @@ public struct TrustStore: Sendable, Equatable, CustomStringConvertible {
     ]
 
     /// Certificate directories, the first that exists wins.
-    public static let directorySearchPaths = [
+    package static let directorySearchPaths = [
         "/etc/ssl/certs",  // Debian, Ubuntu, Arch, openSUSE, Alpine
         "/etc/pki/tls/certs",  // Fedora, RHEL
     ]
 
     /// The store for `environment`, looking at the file system through `isFile`/`isDirectory`.
-    public static func resolve(
+    package static func resolve(
         environment: [String: String],
         isFile: (String) -> Bool = Self.isFile,
         isDirectory: (String) -> Bool = Self.isDirectory
@@ -52,17 +52,17 @@ public struct TrustStore: Sendable, Equatable, CustomStringConvertible {
         return TrustStore(bundle: bundle, directories: directories)
     }
 
-    public var description: String {
+    package var description: String {
         let parts = (bundle.map { ["the CA bundle \($0)"] } ?? []) + directories.map { "the certificates in \($0)" }
         return parts.isEmpty ? "no CA certificates (https cannot be verified)" : parts.joined(separator: " and ")
     }
 
-    public static func isFile(_ path: String) -> Bool {
+    package static func isFile(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }

@@ -1,5 +1,5 @@
-public import DBusKit
-public import Logging
+package import DBusKit
+package import Logging
 
 /// Shows Haul in desktop panels: KDE job views with pause/resume/cancel buttons, a StatusNotifierItem tray icon
 /// and, when asked for, notifications when transfers end.
@@ -14,7 +14,7 @@ public import Logging
 /// Everything it hears arrives in one ordered stream and is handled one message at a time. Only the answers to
 /// `requestView` come back on their own, whenever Plasma gives them: the job view book keeps each task's state
 /// meanwhile, so a slow Plasma holds up nothing else.
-public actor DesktopBridge {
+package actor DesktopBridge {
     private let connection: DBusConnection
     /// The unique name of hauld's own connection: the bridge follows and calls it before it owns
     /// `org.haul.Haul1`, so that it sees every task from the first.
@@ -32,7 +32,7 @@ public actor DesktopBridge {
     /// The `GetCapabilities` call under way, which every notification meanwhile waits for rather than asking again.
     private var markupQuery: Task<Void, Never>?
 
-    public init(connection: DBusConnection, daemon: String, features: Features, logger: Logger) {
+    package init(connection: DBusConnection, daemon: String, features: Features, logger: Logger) {
         self.connection = connection
         self.daemon = daemon
         self.features = features
@@ -42,7 +42,7 @@ public actor DesktopBridge {
     /// Subscribes to everything the bridge follows. Called before hauld exports its tasks: each of them then
     /// arrives as `InterfacesAdded`, in order with every later change, so nothing that happens during
     /// start-up (a restored task finishing at once, say) can be missed.
-    public func subscribe() async throws {
+    package func subscribe() async throws {
         events = try await connection.messages(matching: rules)
         if features.jobViews {
             // The owner now; a change queued meanwhile names the same owner and changes nothing.
@@ -56,7 +56,7 @@ public actor DesktopBridge {
     }
 
     /// Follows hauld until `stop()`, cancellation or the loss of the connection. Call `subscribe()` first.
-    public func run() async {
+    package func run() async {
         guard let events else { return }
         do {
             let objects: DBusObjectServer? =
@@ -82,7 +82,7 @@ public actor DesktopBridge {
 
     /// Ends the job views quietly (the transfers go on when hauld starts again) and closes the connection, which
     /// ends `run()`. Without this, Plasma would say the application closed unexpectedly.
-    public func stop() async {
+    package func stop() async {
         for action in jobViews.shutdown() { perform(action) }
         // A round trip to the bus: everything sent before it has left when it answers.
         _ = try? await connection.call(

@@ -1,22 +1,22 @@
 extension DesktopBridge {
     /// Which panels to serve: KDE job views and the tray icon unless turned off, notifications only when asked for.
-    public struct Features: Sendable, Equatable {
-        public var jobViews: Bool
-        public var statusNotifier: Bool
-        public var notifications: Bool
+    package struct Features: Sendable, Equatable {
+        package var jobViews: Bool
+        package var statusNotifier: Bool
+        package var notifications: Bool
 
-        public init(jobViews: Bool = true, statusNotifier: Bool = true, notifications: Bool = false) {
+        package init(jobViews: Bool = true, statusNotifier: Bool = true, notifications: Bool = false) {
             self.jobViews = jobViews
             self.statusNotifier = statusNotifier
             self.notifications = notifications
         }
 
-        public var isEmpty: Bool { !jobViews && !statusNotifier && !notifications }
+        package var isEmpty: Bool { !jobViews && !statusNotifier && !notifications }
 
         /// hauld's flags, else its environment (`HAULD_JOB_VIEW`, `HAULD_STATUS_NOTIFIER`, `HAULD_NOTIFY`, each
         /// 1/0, true/false, yes/no or on/off), else the defaults. A value that is none of those is ignored and
         /// reported: a panel setting is no reason for the daemon not to start.
-        public static func resolve(
+        package static func resolve(
             noJobView: Bool, noStatusNotifier: Bool, notify: Bool, environment: [String: String]
         ) -> (features: Features, problems: [String]) {
             var problems: [String] = []

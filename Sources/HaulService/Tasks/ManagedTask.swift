@@ -1,5 +1,5 @@
 import DBusKit
-public import HaulCore
+package import HaulCore
 import HaulTransfer
 
 /// One transfer as the service holds it: its persisted record, its lifecycle machine and what runs for it.
@@ -51,7 +51,7 @@ struct ManagedTask {
         return [
             "Id": .uint32(record.id),
             "Kind": .string(record.kind.rawValue),
-            "URL": .string(TransferURL.redacted(record.url)),
+            "URL": .string(TransferURL.redacted(record.url).busSafe),
             "Path": .string(record.path),
             "State": .string(machine.state.rawValue),
             "BytesReceived": .uint64(download ? reading.bytes : 0),
@@ -66,7 +66,7 @@ struct ManagedTask {
             "Resumable": .boolean(download && record.resumable),
             "ErrorName": .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
             // A suspended task may say why hauld suspended it; ErrorName stays empty, as it has not failed.
-            "ErrorMessage": .string(failure?.message ?? machine.notice ?? ""),
+            "ErrorMessage": .string((failure?.message ?? machine.notice ?? "").busSafe),
             "HTTPStatus": .uint32(record.httpStatus),
             "Connections": .uint32(record.connections),
         ]
@@ -81,10 +81,26 @@ struct ManagedTask {
 extension HaulErrorName {
     /// The contract's error for a transfer failure. Every kind is one (a test holds them together); `Network`
     /// stands in should a new kind ever be added to the core alone.
-    public init(_ kind: TransferErrorKind) {
+    package init(_ kind: TransferErrorKind) {
         self = HaulErrorName(rawValue: kind.rawValue) ?? .network
     }
 
     /// `org.haul.Haul1.Error.<Kind>` for a transfer failure.
     static func fullName(of kind: TransferErrorKind) -> String { HaulErrorName(kind).fullName }
+
+    /// Runs `body`, answering a failure as the bus error of its kind: where the core's refusals become the
+    /// contract's errors.
+    static func mapping<T>(_ body: () throws(TransferFailure) -> T) throws(DBusError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw HaulErrorName(error.kind).error(error.message)
+        }
+    }
+}
+
+extension String {
+    /// The string as a D-Bus string can carry it: a NUL byte, which no D-Bus string may hold (a reply or signal with
+    /// one cannot be sent at all), becomes U+FFFD. For text that may come from a server or a record on disk.
+    var busSafe: String { utf8.contains(0) ? replacing("\u{0}", with: "\u{FFFD}") : self }
 }

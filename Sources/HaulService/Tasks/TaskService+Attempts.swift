@@ -34,7 +34,7 @@ extension TaskService {
                 result = .failure(error)
             }
             await heads.delivered()
-            await self.attemptEnded(id, result, stopped: Task.isCancelled)
+            self.attemptEnded(id, result, stopped: Task.isCancelled)
         }
     }
 
@@ -45,8 +45,11 @@ extension TaskService {
         let url = try transferURL(record)
         let partial = DownloadCompletion.partialPath(for: record.path)
         if usesSegments(record) {
-            // A plan that does not fit the file as the server last described it starts from zero.
-            let plan = record.segments.flatMap { SegmentPlan.restored($0, total: record.expectedTotal) }
+            // A plan that does not fit the file as the server last described it starts from zero. Without a plan, what
+            // one connection appended so far is the first segment's start (Connections raised mid-way).
+            let appended = record.validator?.ifRangeValue == nil || record.expectedTotal <= 0
+                ? nil : SegmentPlan(total: record.expectedTotal, done: Int64(DownloadCompletion.size(of: partial)))
+            let plan = record.segments.map { SegmentPlan.restored($0, total: record.expectedTotal) } ?? appended
             probe.set(bytes: UInt64(max(plan?.bytesDone ?? 0, 0)), expected: record.expectedTotal)
             _ = try await client.download(
                 url: url, partialPath: partial, connections: Int(record.connections), plan: plan,
@@ -97,7 +100,7 @@ extension TaskService {
 
     /// A response head: what the server says about resuming, saved at once so a crash can resume too. It is
     /// published with the next progress tick, within 100 ms, keeping to ten updates a second.
-    private func headReceived(_ id: UInt32, _ head: DownloadHead) async {
+    private func headReceived(_ id: UInt32, _ head: DownloadHead) {
         guard var task = tasks[id] else { return }
         // A 206 continues the representation the validator names (and may omit Last-Modified): keep it.
         if head.offset == 0 {
@@ -109,10 +112,10 @@ extension TaskService {
         task.record.expectedTotal = head.expectedTotal ?? -1
         task.probe.set(bytes: UInt64(head.offset), expected: task.record.expectedTotal)
         tasks[id] = task
-        await persist(id)
+        persist(id)
     }
 
-    private func attemptEnded(_ id: UInt32, _ result: Result<UInt32?, TransferFailure>, stopped: Bool) async {
+    private func attemptEnded(_ id: UInt32, _ result: Result<UInt32?, TransferFailure>, stopped: Bool) {
         // While shutting down only a success is recorded (its file is in place); anything else stays restorable.
         if isShuttingDown, case .failure = result { return }
         guard var task = tasks[id] else { return }
@@ -149,7 +152,7 @@ extension TaskService {
             actions = task.machine.transferFailed(failure, now: now)
         }
         tasks[id] = task
-        await perform(actions, for: id)
-        if mayHavePooledConnection { await pooledConnectionTrim.connectionReleased() }
+        perform(actions, for: id)
+        if mayHavePooledConnection { outboxInput.yield(.connectionReleased) }
     }
 }

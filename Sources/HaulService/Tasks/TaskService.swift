@@ -9,6 +9,12 @@ import Logging
 /// Runs transfers on the bus: one `org.haul.Haul1.Task` object per task, each driven by its pure
 /// lifecycle machine; the actions it returns (start or stop an attempt, arm a retry, persist, publish, signal)
 /// are carried out here. Records are saved on every state change, so a restart finds every task as it was.
+///
+/// As in `ActivityIndicatorService`, a change is applied and its effects queued with no `await` in between:
+/// what goes on the bus (exports, property changes, signals) goes through an ordered outbox that `publish()`
+/// drains, so another call can never run between two effects of one change (a `Forget` between a task's last
+/// `PropertiesChanged` and its `TaskDidComplete` once dropped the signal). A method answers once what it caused
+/// is on the bus.
 actor TaskService {
     let objects: DBusObjectServer
     private let indicator: ActivityIndicatorService
@@ -27,6 +33,8 @@ actor TaskService {
     /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
     private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
+    private let outbox: AsyncStream<TaskPublication>
+    let outboxInput: AsyncStream<TaskPublication>.Continuation
     /// What async-http-client frees a minute after the load, when it closes its pooled connections.
     let pooledConnectionTrim = PooledConnectionTrim()
 
@@ -44,6 +52,7 @@ actor TaskService {
         let (settings, problem) = ManagerSettings.load(from: settingsURL)
         self.settings = settings
         if let problem { logger.warning("\(problem)") }
+        (outbox, outboxInput) = AsyncStream.makeStream(of: TaskPublication.self)
     }
 
     // MARK: Restoring and stopping
@@ -66,9 +75,10 @@ actor TaskService {
                 logger.warning("task \(record.id) is suspended: \(notice)")
             }
             tasks[record.id] = task
-            await export(task)
+            export(task)
         }
         if !records.isEmpty { logger.info("restored \(records.count) task(s)") }
+        await published()
     }
 
     /// Continues the restored running tasks from their bytes on disk. Called once hauld owns the bus name:
@@ -77,15 +87,16 @@ actor TaskService {
         // What restoring changed (the crash-loop guard's counts, a task it suspended) is on disk before any attempt
         // starts, so that a crash in one is counted.
         for id in tasks.keys.sorted() {
-            if var task = tasks[id], task.recordLifecycle() { await persist(id) }
+            if var task = tasks[id], task.recordLifecycle() { persist(id) }
         }
         await records.flush()
         for id in tasks.keys.sorted() {
             guard var task = tasks[id] else { continue }
             let actions = task.machine.start(now: clock.now)
             tasks[id] = task
-            await perform(actions, for: id)
+            perform(actions, for: id)
         }
+        await published()
     }
 
     /// Stops every attempt without touching the saved states, so that the next start continues them all.
@@ -101,8 +112,10 @@ actor TaskService {
         // A clean stop: no task counts toward the crash-loop guard any more.
         for id in tasks.keys.sorted() {
             guard let actions = tasks[id]?.machine.ownerStoppingCleanly(), !actions.isEmpty else { continue }
-            await perform(actions, for: id)
+            perform(actions, for: id)
         }
+        await published()
+        outboxInput.finish()
         await records.flush()
         await client.shutdown()
     }
@@ -112,7 +125,9 @@ actor TaskService {
     func download(url: TransferURL, destination: LocalPath, options: DownloadOptions) async throws(DBusError)
         -> ObjectPath
     {
-        try RequestChecks.destination(destination, overwrite: options.overwrite)
+        try HaulErrorName.mapping { () throws(TransferFailure) in
+            try LocalFileChecks.destination(destination, overwrite: options.overwrite)
+        }
         if tasks.values.contains(where: { $0.record.path == destination.path && $0.record.state != .completed }) {
             throw HaulErrorName.fileExists.error("another task is already downloading to \(destination.path)")
         }
@@ -123,7 +138,7 @@ actor TaskService {
     }
 
     func upload(url: TransferURL, source: LocalPath, options: UploadOptions) async throws(DBusError) -> ObjectPath {
-        try RequestChecks.source(source.path)
+        try HaulErrorName.mapping { () throws(TransferFailure) in try LocalFileChecks.source(source.path) }
         let record = TaskRecord(id: nextID, upload: source, to: url, options: options, createdAt: Date())
         return try await add(record, startSuspended: false)
     }
@@ -131,7 +146,8 @@ actor TaskService {
     func list() -> [ObjectPath] { tasks.keys.sorted().compactMap { tasks[$0]?.path } }
 
     func forEachTask(_ command: TaskCommand) async {
-        for id in tasks.keys.sorted() { try? await run(command, on: id) }
+        for id in tasks.keys.sorted() { try? apply(command, on: id) }
+        await published()
     }
 
     private func add(_ record: TaskRecord, startSuspended: Bool) async throws(DBusError) -> ObjectPath {
@@ -143,15 +159,11 @@ actor TaskService {
             throw HaulErrorName.permissionDenied.error("cannot save the task in \(store.directory.path): \(error)")
         }
         task.probe.set(bytes: 0, expected: -1)
+        let actions = startSuspended ? [] : task.machine.start(now: clock.now)
         tasks[record.id] = task
-        await export(task)
-        if startSuspended {
-            await persist(record.id)
-        } else {
-            let actions = task.machine.start(now: clock.now)
-            tasks[record.id]?.machine = task.machine
-            await perform(actions, for: record.id)
-        }
+        export(task)
+        if startSuspended { persist(record.id) } else { perform(actions, for: record.id) }
+        await published()
         return task.path
     }
 
@@ -170,13 +182,8 @@ actor TaskService {
             throw .failed("cannot save the settings in \(settingsURL.path(percentEncoded: false)): \(error)")
         }
         settings = changed
-        do {
-            try await objects.updateProperties(
-                ["DefaultConnections": .uint32(connections)], interface: HaulBus.managerInterface, at: HaulBus.managerPath
-            )
-        } catch {
-            logger.error("could not publish DefaultConnections: \(error)")
-        }
+        outboxInput.yield(.managerProperties(["DefaultConnections": .uint32(connections)]))
+        await published()
     }
 
     /// A task's `Connections`: 1 to 16, for its next attempt (a running transfer keeps its connections until it
@@ -191,8 +198,9 @@ actor TaskService {
             throw .invalidArgs("Connections applies to downloads; task \(id) is an upload")
         }
         tasks[id]?.record.connections = connections
-        await persist(id)
-        await publish(id, ["Connections": .uint32(connections)])
+        persist(id)
+        publish(id, ["Connections": .uint32(connections)])
+        await published()
     }
 
     // MARK: Task commands
@@ -200,6 +208,11 @@ actor TaskService {
     enum TaskCommand: Sendable { case suspend, resume, cancel }
 
     func run(_ command: TaskCommand, on id: UInt32) async throws(DBusError) {
+        try apply(command, on: id)
+        await published()
+    }
+
+    private func apply(_ command: TaskCommand, on id: UInt32) throws(DBusError) {
         guard var task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
         let actions: [ManagedTask.Machine.Action]
         do {
@@ -212,7 +225,7 @@ actor TaskService {
             throw HaulErrorName.taskCompleted.error("task \(id) has completed")
         }
         tasks[id] = task
-        await perform(actions, for: id)
+        perform(actions, for: id)
     }
 
     func forget(_ id: UInt32) async throws(DBusError) {
@@ -224,12 +237,13 @@ actor TaskService {
         records.remove(id: id) { [logger] error in
             logger.warning("cannot remove the record of forgotten task \(id): \(error)")
         }
-        try? await objects.unexport(task.path)
+        outboxInput.yield(.unexport(task.path))
+        await published()
     }
 
     // MARK: Actions
 
-    func perform(_ actions: [ManagedTask.Machine.Action], for id: UInt32) async {
+    func perform(_ actions: [ManagedTask.Machine.Action], for id: UInt32) {
         for action in actions {
             guard tasks[id] != nil else { return }
             switch action {
@@ -254,27 +268,27 @@ actor TaskService {
                     task.probe.set(bytes: 0)
                 }
             case .persist:
-                await persist(id)
+                persist(id)
             case .publishState:
-                await publishState(id)
+                publishState(id)
             case .emitDidResume:
-                await emitManagerSignal("TaskDidResume", id)
+                emitManagerSignal("TaskDidResume", id)
             case .emitDidSuspend:
-                await emitManagerSignal("TaskDidSuspend", id)
+                emitManagerSignal("TaskDidSuspend", id)
             case .emitDidComplete(let outcome):
-                await emitManagerSignal("TaskDidComplete", id, outcome: outcome)
+                emitManagerSignal("TaskDidComplete", id, outcome: outcome)
             }
         }
     }
 
-    private func retryTimerFired(_ id: UInt32, generation: UInt64) async {
+    private func retryTimerFired(_ id: UInt32, generation: UInt64) {
         guard var task = tasks[id] else { return }
         let actions = task.machine.retryTimerFired(generation: generation, now: clock.now)
         tasks[id] = task
-        await perform(actions, for: id)
+        perform(actions, for: id)
     }
 
-    func persist(_ id: UInt32) async {
+    func persist(_ id: UInt32) {
         guard var task = tasks[id] else { return }
         task.recordLifecycle()
         tasks[id] = task
@@ -285,38 +299,33 @@ actor TaskService {
         }
     }
 
-    private func publishState(_ id: UInt32) async {
+    private func publishState(_ id: UInt32) {
         guard var task = tasks[id] else { return }
         task.recordLifecycle()
         tasks[id] = task
         let rate = task.machine.state == .running ? task.meter.rate(now: clock.now) : 0
-        await publish(id, task.properties(rate: rate))
+        publish(id, task.properties(rate: rate))
         let running = tasks.values.filter { $0.machine.state == .running }.count
-        await indicator.setRunningTaskCount(UInt32(clamping: running))
+        outboxInput.yield(.runningTasks(UInt32(clamping: running)))
         if running > 0 { startTicker() }
     }
 
-    private func emitManagerSignal(_ member: String, _ id: UInt32, outcome: TransferOutcome? = nil) async {
+    private func emitManagerSignal(_ member: String, _ id: UInt32, outcome: TransferOutcome? = nil) {
         guard let path = tasks[id]?.path else { return }
         var body: [DBusValue] = [.objectPath(path)]
         if let outcome {
             let failure = outcome.failure
             body += [
-                .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""), .string(failure?.message ?? ""),
+                .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
+                .string((failure?.message ?? "").busSafe),
             ]
         }
-        do {
-            try await objects.emitSignal(
-                path: HaulBus.managerPath, interface: HaulBus.managerInterface, member: member, body
-            )
-        } catch {
-            logger.error("could not emit \(member): \(error)")
-        }
+        outboxInput.yield(.managerSignal(member: member, body: body))
     }
 
     // MARK: Publishing
 
-    private func export(_ task: ManagedTask) async {
+    private func export(_ task: ManagedTask) {
         let id = task.record.id
         let interface = DBusExportedInterface(
             HaulInterfaces.task,
@@ -332,19 +341,52 @@ actor TaskService {
                 if name == "Connections" { try await self.setConnections(value, of: id) }
             }
         )
-        do {
-            try await objects.export([interface], at: task.path)
-        } catch {
-            logger.error("could not export task \(id): \(error)")
+        outboxInput.yield(.export(interface, at: task.path))
+    }
+
+    func publish(_ id: UInt32, _ properties: [String: DBusValue]) {
+        guard let path = tasks[id]?.path else { return }
+        outboxInput.yield(.taskProperties(properties, at: path))
+    }
+
+    /// Returns once everything queued so far is on the bus.
+    private func published() async {
+        await withCheckedContinuation { outboxInput.yield(.barrier($0)) }
+    }
+
+    /// Sends the outbox's publications in order, until `shutdown()` ends it (or the calling task is cancelled).
+    nonisolated func publishing() async {
+        for await publication in outbox {
+            await send(publication)
         }
     }
 
-    func publish(_ id: UInt32, _ properties: [String: DBusValue]) async {
-        guard let path = tasks[id]?.path else { return }
+    private nonisolated func send(_ publication: TaskPublication) async {
         do {
-            try await objects.updateProperties(properties, interface: HaulBus.taskInterface, at: path)
+            switch publication {
+            case .export(let interface, let path):
+                try await objects.export([interface], at: path)
+            case .unexport(let path):
+                try await objects.unexport(path)
+            case .taskProperties(let properties, let path):
+                try await objects.updateProperties(properties, interface: HaulBus.taskInterface, at: path)
+            case .managerProperties(let properties):
+                try await objects.updateProperties(
+                    properties, interface: HaulBus.managerInterface, at: HaulBus.managerPath
+                )
+            case .managerSignal(let member, let body):
+                try await objects.emitSignal(
+                    path: HaulBus.managerPath, interface: HaulBus.managerInterface, member: member, body
+                )
+            case .runningTasks(let count):
+                await indicator.setRunningTaskCount(count)
+            case .connectionReleased:
+                await pooledConnectionTrim.connectionReleased()
+            case .barrier(let continuation):
+                continuation.resume()
+            }
         } catch {
-            logger.error("could not publish task \(id): \(error)")
+            logger.error("could not publish \(publication): \(error)")
         }
     }
 
@@ -364,7 +406,7 @@ actor TaskService {
     }
 
     /// Returns whether anything is still running.
-    private func tick() async -> Bool {
+    private func tick() -> Bool {
         let now = clock.now
         var anyRunning = false
         for id in tasks.keys.sorted() {
@@ -374,9 +416,9 @@ actor TaskService {
             tasks[id]?.meter = task.meter
             if let plan = task.plans.takeNew() {
                 tasks[id]?.record.segments = plan
-                await persist(id)
+                persist(id)
             }
-            await publish(id, task.properties(rate: task.meter.rate(now: now)))
+            publish(id, task.properties(rate: task.meter.rate(now: now)))
         }
         if !anyRunning { ticker = nil }
         return anyRunning

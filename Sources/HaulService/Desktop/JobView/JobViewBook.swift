@@ -1,4 +1,4 @@
-public import DBusKit
+package import DBusKit
 
 /// Which task has which KDE job view, as a pure state machine: events from the bus (a task changed or went
 /// away, the job view server got a new owner, a view answered or sent a request) return the calls to make.
@@ -8,13 +8,13 @@ public import DBusKit
 /// Every unfinished task gets a view while the server is there; a completed one gets its last update and
 /// `terminate`. A task that is already completed when first seen gets none. Progress alone (bytes, percent,
 /// speed) goes out at most every ``progressInterval`` per view; any other change at once.
-public struct JobViewBook: Sendable {
-    public typealias Instant = ContinuousClock.Instant
+package struct JobViewBook: Sendable {
+    package typealias Instant = ContinuousClock.Instant
 
     /// Plasma redraws (and re-broadcasts to launchers) on every update: twice a second is plenty for a bar.
-    public static let progressInterval: Duration = .milliseconds(500)
+    package static let progressInterval: Duration = .milliseconds(500)
 
-    public enum Action: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
         /// Call `requestView` of `server` (the owner's unique name, so that a request never reaches a later owner),
         /// then report `viewGranted` or `viewRefused`.
         case requestView(task: ObjectPath, server: String, capabilities: Int32, hints: [String: DBusValue])
@@ -37,11 +37,11 @@ public struct JobViewBook: Sendable {
     private var isStopping = false
     private var views: [ObjectPath: View] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The server's name is owned by `owner` now (nil: by no one). A new owner gets a view for every unfinished
     /// task, the old owner's views having gone with it; the owner already known changes nothing.
-    public mutating func serverOwner(_ owner: String?, tasks: [ObjectPath: TaskSnapshot], now: Instant) -> [Action] {
+    package mutating func serverOwner(_ owner: String?, tasks: [ObjectPath: TaskSnapshot], now: Instant) -> [Action] {
         guard owner != server else { return [] }
         server = owner
         views = [:]
@@ -50,7 +50,7 @@ public struct JobViewBook: Sendable {
 
     /// hauld is stopping: every open view ends quietly (the transfers go on when hauld starts again, with new
     /// views), and so does any view granted from now on.
-    public mutating func shutdown() -> [Action] {
+    package mutating func shutdown() -> [Action] {
         isStopping = true
         let open = views.values.compactMap { state -> ObjectPath? in
             if case .open(let view, _, _) = state { view } else { nil }
@@ -65,7 +65,7 @@ public struct JobViewBook: Sendable {
     }
 
     /// A task appeared or changed; nil when it was removed.
-    public mutating func taskChanged(_ path: ObjectPath, _ task: TaskSnapshot?, now: Instant) -> [Action] {
+    package mutating func taskChanged(_ path: ObjectPath, _ task: TaskSnapshot?, now: Instant) -> [Action] {
         guard let server, !isStopping else { return [] }
         switch views[path] {
         case nil:
@@ -94,7 +94,7 @@ public struct JobViewBook: Sendable {
 
     /// `server` answered `requestView` for the task at `path` with `view`; `task` is the task's state now (nil if
     /// it has gone meanwhile).
-    public mutating func viewGranted(
+    package mutating func viewGranted(
         _ view: ObjectPath, for path: ObjectPath, from server: String, _ task: TaskSnapshot?, now: Instant
     ) -> [Action] {
         // A server that has gone took the view along.
@@ -107,12 +107,12 @@ public struct JobViewBook: Sendable {
     }
 
     /// `server`'s `requestView` failed: the task goes without a view until a new owner comes.
-    public mutating func viewRefused(for path: ObjectPath, from server: String) {
+    package mutating func viewRefused(for path: ObjectPath, from server: String) {
         if server == self.server, views[path] == .requested { views[path] = .refused }
     }
 
     /// A signal from a view (sent by the server's owner): the task control it asks for, or everything again.
-    public mutating func viewRequested(_ member: String, view: ObjectPath) -> [Action] {
+    package mutating func viewRequested(_ member: String, view: ObjectPath) -> [Action] {
         guard let open = openView(view), let request = KDEJobView.Request(rawValue: member) else { return [] }
         guard let method = request.taskMethod else { return [.update(view: view, properties: open.sent)] }
         return [.control(task: open.task, method: method)]

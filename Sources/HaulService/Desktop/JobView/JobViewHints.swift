@@ -1,18 +1,18 @@
-public import DBusKit
+package import DBusKit
 import FoundationEssentials
 
 /// What KDE's job view shows of a task: the `update` properties and `terminate` arguments, with the keys and
 /// types `KUiServerV2JobTracker` sends and Plasma's `JobPrivate::update` reads.
-public enum JobViewHints {
+package enum JobViewHints {
     /// `requestView`'s `capabilities`: cancel and suspend/resume buttons as the task allows.
-    public static func capabilities(of task: TaskSnapshot) -> Int32 {
+    package static func capabilities(of task: TaskSnapshot) -> Int32 {
         (task.isCancellable ? KDEJobView.Capability.killable : 0)
             | (task.isPausable ? KDEJobView.Capability.suspendable : 0)
     }
 
     /// `requestView`'s `hints`: the application's name and icon (what Plasma reads from them), and the task's
     /// current state as KDE's own tracker sends it (Plasma takes it from the `update` that follows).
-    public static func request(for task: TaskSnapshot) -> [String: DBusValue] {
+    package static func request(for task: TaskSnapshot) -> [String: DBusValue] {
         update(for: task).merging([
             "application-display-name": .string(KDEJobView.applicationName),
             "application-icon-name": .string(KDEJobView.iconName),
@@ -25,7 +25,7 @@ public enum JobViewHints {
     /// (destination), `totalFiles` t (1: Plasma then words it "file.iso to Downloads"), `destUrl` s (a download's
     /// folder), `processedBytes` t, `totalBytes` t and `percent` u (0 while the size is unknown, so that a total
     /// that became unknown does not stay on screen), `speed` t (bytes/s), `suspended` b.
-    public static func update(for task: TaskSnapshot) -> [String: DBusValue] {
+    package static func update(for task: TaskSnapshot) -> [String: DBusValue] {
         let (source, destination) = task.isDownload ? (task.url, task.path) : (task.path, task.url)
         var hints: [String: DBusValue] = [
             "title": .string("\(task.isDownload ? "Downloading" : "Uploading") \(task.fileName)"),
@@ -53,7 +53,7 @@ public enum JobViewHints {
 
     /// `terminate`'s `errorCode` and `errorMessage` for a completed task; for one that vanished unfinished
     /// (nil), `ERR_ABORTED`.
-    public static func termination(for task: TaskSnapshot?) -> (errorCode: UInt32, errorMessage: String) {
+    package static func termination(for task: TaskSnapshot?) -> (errorCode: UInt32, errorMessage: String) {
         guard let task, task.isCompleted else {
             return (KDEJobView.ErrorCode.aborted, "The transfer was removed before it finished.")
         }

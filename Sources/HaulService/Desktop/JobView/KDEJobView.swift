@@ -1,4 +1,4 @@
-public import DBusKit
+package import DBusKit
 
 /// KDE's job progress protocol, as Plasma's notification manager serves it (plasma-workspace
 /// `libnotificationmanager/dbus/org.kde.JobViewServerV2.xml` and `org.kde.JobViewV3.xml`) and as KDE's own
@@ -10,41 +10,41 @@ public import DBusKit
 ///   `org.kde.JobViewV3.terminate(u errorCode, s errorMessage, a{sv} hints)`, both `NoReply`;
 /// - signals from the same path: `suspendRequested()`, `resumeRequested()`, `cancelRequested()` and
 ///   `updateRequested()` (send every property again).
-public enum KDEJobView {
-    public static let serverName = "org.kde.JobViewServer"
-    public static let serverPath: ObjectPath = "/JobViewServer"
-    public static let serverInterface = "org.kde.JobViewServerV2"
-    public static let viewInterface = "org.kde.JobViewV3"
+package enum KDEJobView {
+    package static let serverName = "org.kde.JobViewServer"
+    package static let serverPath: ObjectPath = "/JobViewServer"
+    package static let serverInterface = "org.kde.JobViewServerV2"
+    package static let viewInterface = "org.kde.JobViewV3"
 
     /// The `desktopEntry` argument. Haul installs no .desktop file, so Plasma takes the name and icon from the
     /// `application-display-name` and `application-icon-name` hints instead.
-    public static let desktopEntry = "haul"
-    public static let applicationName = "Haul"
-    public static let iconName = "network-transmit-receive"
+    package static let desktopEntry = "haul"
+    package static let applicationName = "Haul"
+    package static let iconName = "network-transmit-receive"
 
     /// `KJob::Capability`: the bits of `requestView`'s `capabilities`.
-    public enum Capability {
-        public static let killable: Int32 = 0x0001
-        public static let suspendable: Int32 = 0x0002
+    package enum Capability {
+        package static let killable: Int32 = 0x0001
+        package static let suspendable: Int32 = 0x0002
     }
 
     /// `terminate`'s `errorCode`: 0 for success, else a `KIO::Error` (kio `src/core/global.h`). Plasma removes a
     /// job ended with `userCanceled` silently and shows any other code as a failure with the message.
-    public enum ErrorCode {
-        public static let none: UInt32 = 0
+    package enum ErrorCode {
+        package static let none: UInt32 = 0
         /// `KIO::ERR_USER_CANCELED` = `KJob::KilledJobError`.
-        public static let userCanceled: UInt32 = 1
+        package static let userCanceled: UInt32 = 1
         // `KJob::UserDefinedError` (100) + n:
-        public static let doesNotExist: UInt32 = 111
-        public static let fileAlreadyExists: UInt32 = 112
-        public static let accessDenied: UInt32 = 115
-        public static let writeAccessDenied: UInt32 = 116
-        public static let cannotConnect: UInt32 = 123
-        public static let aborted: UInt32 = 147
-        public static let serverTimeout: UInt32 = 149
-        public static let diskFull: UInt32 = 161
+        package static let doesNotExist: UInt32 = 111
+        package static let fileAlreadyExists: UInt32 = 112
+        package static let accessDenied: UInt32 = 115
+        package static let writeAccessDenied: UInt32 = 116
+        package static let cannotConnect: UInt32 = 123
+        package static let aborted: UInt32 = 147
+        package static let serverTimeout: UInt32 = 149
+        package static let diskFull: UInt32 = 161
         /// `ERR_WORKER_DEFINED`: "the error text is the whole message", as Haul's messages are.
-        public static let workerDefined: UInt32 = 163
+        package static let workerDefined: UInt32 = 163
     }
 
     /// The signals a view sends.

@@ -1,4 +1,4 @@
-public import DBusKit
+package import DBusKit
 
 /// A desktop notification for a transfer that has just finished, through the freedesktop Notifications spec:
 /// `org.freedesktop.Notifications.Notify(s app_name, u replaces_id, s app_icon, s summary, s body, as actions,
@@ -7,21 +7,21 @@ public import DBusKit
 ///
 /// Only real endings are announced: a task seen unfinished and then completed, successfully or not. A cancel is
 /// the user's own doing and is not announced (Plasma, likewise, removes cancelled jobs silently).
-public struct TransferNotification: Sendable, Equatable {
-    public static let busName = "org.freedesktop.Notifications"
-    public static let path: ObjectPath = "/org/freedesktop/Notifications"
-    public static let interface = "org.freedesktop.Notifications"
+package struct TransferNotification: Sendable, Equatable {
+    package static let busName = "org.freedesktop.Notifications"
+    package static let path: ObjectPath = "/org/freedesktop/Notifications"
+    package static let interface = "org.freedesktop.Notifications"
     /// What `GetCapabilities` lists when the server reads markup in bodies.
-    public static let bodyMarkupCapability = "body-markup"
+    package static let bodyMarkupCapability = "body-markup"
 
-    public var summary: String
+    package var summary: String
     /// Plain text; ``arguments(bodyMarkup:)`` escapes it for servers that read markup.
-    public var body: String
-    public var icon: String
+    package var body: String
+    package var icon: String
     /// The spec's standard category: `transfer.complete` or `transfer.error`.
-    public var category: String
+    package var category: String
 
-    public init?(before: TaskSnapshot, after: TaskSnapshot) {
+    package init?(before: TaskSnapshot, after: TaskSnapshot) {
         guard before.isUnfinished, after.isCompleted, after.errorKind != "Cancelled" else { return nil }
         let noun = after.isDownload ? "Download" : "Upload"
         if after.errorName.isEmpty {
@@ -40,7 +40,7 @@ public struct TransferNotification: Sendable, Equatable {
     /// `Notify`'s arguments: no actions, the server's default timeout, normal urgency. A server with the
     /// `body-markup` capability reads the body as the spec's small subset of HTML, so a file named `a&b.iso` is sent
     /// to it escaped, and to any other server as it is.
-    public func arguments(bodyMarkup: Bool) -> [DBusValue] {
+    package func arguments(bodyMarkup: Bool) -> [DBusValue] {
         [
             .string(KDEJobView.applicationName), .uint32(0), .string(icon), .string(summary),
             .string(bodyMarkup ? Markup.escaped(body) : body),

@@ -1,4 +1,4 @@
-public import DBusKit
+package import DBusKit
 
 /// The StatusNotifierItem tray icon standard (freedesktop StatusNotifierItem spec, with the interface names KDE
 /// ships in kstatusnotifieritem's `org.kde.StatusNotifierItem.xml`, which Plasma, waybar's tray and GNOME's
@@ -14,14 +14,14 @@ public import DBusKit
 /// - the watcher: `org.kde.StatusNotifierWatcher.RegisterStatusNotifierItem(s service)` on
 ///   `org.kde.StatusNotifierWatcher` at `/StatusNotifierWatcher`. As KDE's own `KStatusNotifierItem` does, the
 ///   item registers its connection's unique name; the watcher then reads `/StatusNotifierItem` there.
-public enum StatusNotifierItem {
-    public static let path: ObjectPath = "/StatusNotifierItem"
-    public static let interface = "org.kde.StatusNotifierItem"
-    public static let watcherName = "org.kde.StatusNotifierWatcher"
-    public static let watcherPath: ObjectPath = "/StatusNotifierWatcher"
-    public static let watcherInterface = "org.kde.StatusNotifierWatcher"
+package enum StatusNotifierItem {
+    package static let path: ObjectPath = "/StatusNotifierItem"
+    package static let interface = "org.kde.StatusNotifierItem"
+    package static let watcherName = "org.kde.StatusNotifierWatcher"
+    package static let watcherPath: ObjectPath = "/StatusNotifierWatcher"
+    package static let watcherInterface = "org.kde.StatusNotifierWatcher"
 
-    public static let iconName = KDEJobView.iconName
+    package static let iconName = KDEJobView.iconName
     /// `(iiay)`: an ARGB32 image as width, height and bytes.
     static let pixmap = DBusType.structure([.int32, .int32, .array(.byte)])
     static let pixmapType = DBusType.array(pixmap)
@@ -29,9 +29,9 @@ public enum StatusNotifierItem {
 
     /// The item's status for the indicator's visibility: `Active` shows the icon, `Passive` lets the panel
     /// hide it.
-    public static func status(visible: Bool) -> String { visible ? "Active" : "Passive" }
+    package static func status(visible: Bool) -> String { visible ? "Active" : "Passive" }
 
-    public static let description: DBusInterfaceDescription = {
+    package static let description: DBusInterfaceDescription = {
         typealias Method = DBusInterfaceDescription.Method
         typealias Property = DBusInterfaceDescription.Property
         let position: [DBusInterfaceDescription.Argument] = [.init("x", .int32), .init("y", .int32)]

@@ -1,15 +1,15 @@
-public import DBusKit
+package import DBusKit
 
 /// The tray icon's tooltip: a title and a line summing up the running transfers, such as
 /// "2 transfers: debian.iso 42%, photos.tar 7%".
-public struct TrayToolTip: Sendable, Equatable {
-    public var title: String
-    public var subTitle: String
+package struct TrayToolTip: Sendable, Equatable {
+    package var title: String
+    package var subTitle: String
 
     /// Beyond this many, the rest are only counted.
     static let namedTransfers = 3
 
-    public init(tasks: [TaskSnapshot]) {
+    package init(tasks: [TaskSnapshot]) {
         title = KDEJobView.applicationName
         let running = tasks.filter(\.isRunning)
         let suspended = tasks.filter(\.isSuspended).count
@@ -28,7 +28,7 @@ public struct TrayToolTip: Sendable, Equatable {
     }
 
     /// The `ToolTip` property, `(sa(iiay)ss)`: icon name, icon pixmaps (none), title, text.
-    public var value: DBusValue {
+    package var value: DBusValue {
         .structure([
             .string(StatusNotifierItem.iconName),
             .array(StatusNotifierItem.pixmap, []),

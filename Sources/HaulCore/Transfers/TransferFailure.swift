@@ -6,38 +6,24 @@ import Musl
 import Darwin
 #endif
 
-/// The kinds of transfer error, spelled as the contract's error names (`org.haul.Haul1.Error.<rawValue>`).
-public enum TransferErrorKind: String, Sendable, Codable, CaseIterable {
-    case invalidArgument = "InvalidArgument"
-    case notFound = "NotFound"
-    case fileExists = "FileExists"
-    case permissionDenied = "PermissionDenied"
-    case network = "Network"
-    case http = "HTTP"
-    case cancelled = "Cancelled"
-    case checksumMismatch = "ChecksumMismatch"
-    case diskFull = "DiskFull"
-    case timeout = "Timeout"
-}
-
 /// Why a transfer attempt, or a whole task, failed.
 ///
 /// ``isTransient`` decides whether the task lifecycle retries: transient failures (network trouble, stalls, 408, 429,
 /// 5xx) are retried with back-off, permanent ones complete the task at once.
-public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomStringConvertible {
+package struct TransferFailure: Error, Sendable, Codable, Equatable, CustomStringConvertible {
     /// The error name.
-    public var kind: TransferErrorKind
+    package var kind: TransferErrorKind
     /// A message for people (D-Bus `ErrorMessage`).
-    public var message: String
+    package var message: String
     /// The HTTP status behind the failure, if a response was received.
-    public var httpStatus: UInt32?
+    package var httpStatus: UInt32?
     /// Whether trying again may succeed.
-    public var isTransient: Bool
+    package var isTransient: Bool
     /// How long the server asked us to wait (`Retry-After`), if it did.
-    public var retryAfter: Duration?
+    package var retryAfter: Duration?
 
     /// Creates a failure.
-    public init(
+    package init(
         kind: TransferErrorKind,
         message: String,
         httpStatus: UInt32? = nil,
@@ -51,7 +37,7 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
         self.retryAfter = retryAfter
     }
 
-    public var description: String { "\(kind.rawValue): \(message)" }
+    package var description: String { "\(kind.rawValue): \(message)" }
 
     // MARK: - Common failures
 
@@ -59,7 +45,7 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
     ///
     /// 408, 429 and 5xx are transient (retried); every other status (other 4xx, and 1xx–3xx, which reach this point
     /// only when something is wrong, since redirects are followed before) is permanent.
-    public static func http(status: Int, retryAfter: Duration? = nil) -> TransferFailure {
+    package static func http(status: Int, retryAfter: Duration? = nil) -> TransferFailure {
         let phrase = reasonPhrase(status).map { " \($0)" } ?? ""
         return TransferFailure(
             kind: .http,
@@ -71,22 +57,22 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
     }
 
     /// A network failure (connection refused or reset, DNS, TLS, a truncated body): transient.
-    public static func network(_ message: String) -> TransferFailure {
+    package static func network(_ message: String) -> TransferFailure {
         TransferFailure(kind: .network, message: message, isTransient: true)
     }
 
     /// A timeout or a stalled transfer: transient.
-    public static func timeout(_ message: String) -> TransferFailure {
+    package static func timeout(_ message: String) -> TransferFailure {
         TransferFailure(kind: .timeout, message: message, isTransient: true)
     }
 
     /// The task was cancelled (as `NSURLErrorCancelled`): permanent.
-    public static var cancelled: TransferFailure {
+    package static var cancelled: TransferFailure {
         TransferFailure(kind: .cancelled, message: "the transfer was cancelled", isTransient: false)
     }
 
     /// The finished download does not have the SHA-256 the caller asked for: permanent.
-    public static func checksumMismatch(expected: String, actual: String) -> TransferFailure {
+    package static func checksumMismatch(expected: String, actual: String) -> TransferFailure {
         TransferFailure(
             kind: .checksumMismatch,
             message: "SHA-256 mismatch: expected \(expected), got \(actual)",
@@ -95,22 +81,22 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
     }
 
     /// No space (or quota) left for `path`: permanent.
-    public static func diskFull(_ path: String) -> TransferFailure {
+    package static func diskFull(_ path: String) -> TransferFailure {
         TransferFailure(kind: .diskFull, message: "no space left on the device for \(path)", isTransient: false)
     }
 
     /// `path` may not be read or written: permanent.
-    public static func permissionDenied(_ path: String) -> TransferFailure {
+    package static func permissionDenied(_ path: String) -> TransferFailure {
         TransferFailure(kind: .permissionDenied, message: "permission denied: \(path)", isTransient: false)
     }
 
     /// The destination `path` exists and the caller did not ask to overwrite it: permanent.
-    public static func fileExists(_ path: String) -> TransferFailure {
+    package static func fileExists(_ path: String) -> TransferFailure {
         TransferFailure(kind: .fileExists, message: "\(path) already exists", isTransient: false)
     }
 
     /// `path` (an upload's source, or a download's directory) does not exist: permanent.
-    public static func notFound(_ path: String) -> TransferFailure {
+    package static func notFound(_ path: String) -> TransferFailure {
         TransferFailure(kind: .notFound, message: "no such file or directory: \(path)", isTransient: false)
     }
 
@@ -118,7 +104,7 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
     ///
     /// Errors without a kind of their own (EIO, EISDIR, …) become a permanent ``TransferErrorKind/network`` failure
     /// named "I/O error": retrying a broken disk does not help, and the contract has no better name for it.
-    public static func fromErrno(_ errno: Int32, path: String) -> TransferFailure {
+    package static func fromErrno(_ errno: Int32, path: String) -> TransferFailure {
         switch errno {
         case ENOSPC, EDQUOT:
             return .diskFull(path)
@@ -200,7 +186,7 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
     private static let maximumStoredRetryAfterSeconds = 1e9
 
     /// Decodes a failure; `retryAfter` is a number of seconds, finite and from 0 to 10⁹.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         kind = try container.decode(TransferErrorKind.self, forKey: .kind)
         message = try container.decode(String.self, forKey: .message)
@@ -222,7 +208,7 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
 
     /// Encodes the failure, `retryAfter` as a number of seconds (clamped to 0…10⁹, so that whatever a server sent
     /// can be stored and read back).
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)
         try container.encode(message, forKey: .message)
@@ -230,17 +216,5 @@ public struct TransferFailure: Error, Sendable, Codable, Equatable, CustomString
         try container.encode(isTransient, forKey: .isTransient)
         let seconds = retryAfter.map { min(max($0 / .seconds(1), 0), Self.maximumStoredRetryAfterSeconds) }
         try container.encodeIfPresent(seconds, forKey: .retryAfter)
-    }
-}
-
-/// Why a client's `Suspend`, `Resume` or `Cancel` was refused (D-Bus `org.haul.Haul1.Error.TaskCompleted`).
-public enum TaskCommandError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The task has completed: it can no longer be suspended, resumed or cancelled.
-    case taskCompleted
-
-    public var description: String {
-        switch self {
-        case .taskCompleted: "the task has completed"
-        }
     }
 }

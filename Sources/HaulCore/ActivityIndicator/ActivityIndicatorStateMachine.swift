@@ -14,9 +14,9 @@
 ///   in ``ActivityIndicatorState/delayingEnd``;
 /// - while disabled the state is ``ActivityIndicatorState/notActive``;
 /// - ``Action/setVisible(_:)`` and ``Action/publishState(_:)`` are only emitted for real changes.
-public struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+package struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// What the owner must do after an event, in the order given.
-    public enum Action: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
         /// Schedule the timer `kind` to fire at `deadline`, replacing any timer of that kind already scheduled, and
         /// report it with ``ActivityIndicatorStateMachine/timerFired(_:generation:now:)`` and this `generation`.
         /// A deadline at or before the current instant means "fire as soon as possible".
@@ -46,24 +46,24 @@ public struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable 
     }
 
     /// The largest delay the machine accepts; longer ones are clamped to it (``IndicatorSettings`` rejects them).
-    public static var maximumDelay: Duration { .seconds(IndicatorSettings.maximumDelaySeconds) }
+    package static var maximumDelay: Duration { .seconds(IndicatorSettings.maximumDelaySeconds) }
 
     private var current: State = .notActive
     private var lastGeneration: UInt64 = 0
 
     /// The current activity count (running tasks plus manual holds), remembered even while disabled.
-    public private(set) var activityCount: UInt32 = 0
+    package private(set) var activityCount: UInt32 = 0
     /// Whether the manager reacts to activity; when false the state is always ``ActivityIndicatorState/notActive``.
-    public private(set) var isEnabled: Bool
+    package private(set) var isEnabled: Bool
     /// How long activity must last before the indicator is shown.
-    public private(set) var activationDelay: Duration
+    package private(set) var activationDelay: Duration
     /// How long the indicator stays shown after activity stops.
-    public private(set) var completionDelay: Duration
+    package private(set) var completionDelay: Duration
 
     /// Creates a machine in ``ActivityIndicatorState/notActive`` with an activity count of zero.
     ///
     /// Delays are clamped into `0...maximumDelay`, so no input can make a deadline overflow.
-    public init(
+    package init(
         activationDelay: Duration = .seconds(1),
         completionDelay: Duration = .milliseconds(170),
         isEnabled: Bool = true
@@ -74,7 +74,7 @@ public struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable 
     }
 
     /// The public state (D-Bus `State`).
-    public var state: ActivityIndicatorState {
+    package var state: ActivityIndicatorState {
         switch current {
         case .notActive: .notActive
         case .delayingStart: .delayingStart
@@ -84,7 +84,7 @@ public struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable 
     }
 
     /// Whether the indicator is shown (D-Bus `Visible`).
-    public var isVisible: Bool {
+    package var isVisible: Bool {
         switch current {
         case .notActive, .delayingStart: false
         case .active, .delayingEnd: true
@@ -94,7 +94,7 @@ public struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable 
     // MARK: - Events
 
     /// The activity count is now `count`. Safe to call with an unchanged count (it does nothing then).
-    public mutating func activityCountChanged(to count: UInt32, now: Instant) -> [Action] {
+    package mutating func activityCountChanged(to count: UInt32, now: Instant) -> [Action] {
         activityCount = count
         guard isEnabled else { return [] }
         return evaluate(now: now)
@@ -104,7 +104,7 @@ public struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable 
     ///
     /// A stale generation (the timer was cancelled or re-armed since) does nothing. A timer reported before its
     /// deadline is re-armed rather than honoured, so an early wake-up never shortens a delay.
-    public mutating func timerFired(_ kind: ActivityIndicatorTimer, generation: UInt64, now: Instant) -> [Action] {
+    package mutating func timerFired(_ kind: ActivityIndicatorTimer, generation: UInt64, now: Instant) -> [Action] {
         let armed: ArmedTimer
         switch (current, kind) {
         case (.delayingStart(let timer), .activation), (.delayingEnd(let timer), .completion):
@@ -123,7 +123,7 @@ public struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable 
     ///
     /// Disabling forces ``ActivityIndicatorState/notActive`` (cancelling the running timer and hiding the indicator).
     /// Re-enabling re-evaluates at once with the remembered count, where AF would wait for the next count change.
-    public mutating func enabledChanged(_ enabled: Bool, now: Instant) -> [Action] {
+    package mutating func enabledChanged(_ enabled: Bool, now: Instant) -> [Action] {
         guard enabled != isEnabled else { return [] }
         isEnabled = enabled
         if enabled {
@@ -137,7 +137,7 @@ public struct ActivityIndicatorStateMachine<Instant: InstantProtocol>: Sendable 
     ///
     /// A running timer whose delay changed is re-armed to fire `delay` after the instant it was first armed; if that
     /// instant is already past, it expires here and now.
-    public mutating func delaysChanged(activation: Duration, completion: Duration, now: Instant) -> [Action] {
+    package mutating func delaysChanged(activation: Duration, completion: Duration, now: Instant) -> [Action] {
         activationDelay = Self.clamped(activation)
         completionDelay = Self.clamped(completion)
         switch current {

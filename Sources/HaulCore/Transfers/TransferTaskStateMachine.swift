@@ -46,9 +46,9 @@
 /// Each of ``Action/publishState(_:)``, ``Action/emitDidResume``, ``Action/emitDidSuspend`` and
 /// ``Action/emitDidComplete(_:)`` is emitted exactly once per real change, and ``Action/persist`` once whenever what
 /// a ``TaskRecord`` keeps of the lifecycle (``state``, ``outcome``, ``interruptedRuns`` and ``notice``) changed.
-public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+package struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// What the owner must do after an event, in the order given.
-    public enum Action: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
         /// Start transfer attempt number `attempt` (1 for the first of a run), continuing from the bytes on disk
         /// where the server allows it.
         case startTransfer(attempt: Int)
@@ -109,32 +109,32 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     private var lastGeneration: UInt64 = 0
 
     /// How many times a transient failure is retried in one run (the `max-retries` option, default 5).
-    public let maxRetries: UInt32
+    package let maxRetries: UInt32
     /// The delays between attempts.
-    public let retryPolicy: RetryPolicy
+    package let retryPolicy: RetryPolicy
     /// The number of the attempt last started in the current run (1 for the first; a `Resume` starts a new run), or 0
     /// before any.
-    public private(set) var attempt = 0
+    package private(set) var attempt = 0
 
     /// Runs of the owner in a row, the current one included while its attempt is in flight, in which an attempt of
     /// this task was in flight and never ended: read after a crash, the unclean exits in a row that cut one short.
-    public private(set) var interruptedRuns: UInt32 = 0
+    package private(set) var interruptedRuns: UInt32 = 0
     /// Whether ``interruptedRuns`` counts the current run.
     private var countsThisRun = false
     /// Why the owner itself suspended the task (the crash-loop guard), for clients (D-Bus `ErrorMessage`); nil
     /// otherwise, and cleared when the task runs again or completes.
-    public private(set) var notice: String?
+    package private(set) var notice: String?
 
     /// Unclean exits in a row with an attempt in flight after which a restored task is not started again.
-    public static var interruptedRunLimit: UInt32 { 2 }
+    package static var interruptedRunLimit: UInt32 { 2 }
     /// The ``notice`` of a task the crash-loop guard suspended.
-    public static var interruptedNotice: String {
+    package static var interruptedNotice: String {
         "hauld exited unexpectedly twice in a row while this transfer was in flight, so it was not started again; "
             + "Resume continues it"
     }
 
     /// Creates a new task, suspended until ``start(now:)`` or its first ``resume(now:)``.
-    public init(maxRetries: UInt32 = 5, retryPolicy: RetryPolicy = RetryPolicy()) {
+    package init(maxRetries: UInt32 = 5, retryPolicy: RetryPolicy = RetryPolicy()) {
         self.current = .unstarted(.new)
         self.maxRetries = maxRetries
         self.retryPolicy = retryPolicy
@@ -148,7 +148,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// outcome (a ``TaskRecord`` refuses to decode such a thing, but the memberwise initializer can build it) completes
     /// with a permanent failure saying so. A running one that `interruptedRuns` says was cut short by
     /// ``interruptedRunLimit`` unclean exits in a row is restored suspended, with the ``interruptedNotice``.
-    public init(
+    package init(
         restoring state: TransferTaskState,
         outcome: TransferOutcome?,
         interruptedRuns: UInt32 = 0,
@@ -181,7 +181,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     }
 
     /// The public state (D-Bus `State`).
-    public var state: TransferTaskState {
+    package var state: TransferTaskState {
         switch current {
         case .unstarted(.new), .suspended: .suspended
         case .unstarted(.running), .transferring, .restarting, .waitingToRetry: .running
@@ -191,19 +191,19 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     }
 
     /// How the task ended, once ``state`` is ``TransferTaskState/completed``.
-    public var outcome: TransferOutcome? {
+    package var outcome: TransferOutcome? {
         guard case .completed(let outcome) = current else { return nil }
         return outcome
     }
 
     /// Whether `Suspend` and `Resume` can still change anything (D-Bus `Pausable`): until the task is canceling or
     /// completed.
-    public var isPausable: Bool {
+    package var isPausable: Bool {
         state == .running || state == .suspended
     }
 
     /// Whether `Cancel` can still change anything (D-Bus `Cancellable`): until the task is canceling or completed.
-    public var isCancellable: Bool {
+    package var isCancellable: Bool {
         state == .running || state == .suspended
     }
 
@@ -212,7 +212,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// The owner starts driving the task: a new task runs (its first resume), a restored running one continues
     /// silently, a restored canceling one finishes its cancel. Does nothing for any other task, so it is safe to call
     /// for every restored task.
-    public mutating func start(now: Instant) -> [Action] {
+    package mutating func start(now: Instant) -> [Action] {
         recording { $0.started() }
     }
 
@@ -233,7 +233,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
 
     /// The client's `Suspend`. Throws ``TaskCommandError/taskCompleted`` on a completed task; does nothing on a task
     /// already suspended or canceling.
-    public mutating func suspend(now: Instant) throws(TaskCommandError) -> [Action] {
+    package mutating func suspend(now: Instant) throws(TaskCommandError) -> [Action] {
         try recording { machine throws(TaskCommandError) in try machine.suspended() }
     }
 
@@ -264,7 +264,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
 
     /// The client's `Resume`: starts a fresh run, with a fresh retry budget. Throws
     /// ``TaskCommandError/taskCompleted`` on a completed task; does nothing on a task already running or canceling.
-    public mutating func resume(now: Instant) throws(TaskCommandError) -> [Action] {
+    package mutating func resume(now: Instant) throws(TaskCommandError) -> [Action] {
         try recording { machine throws(TaskCommandError) in try machine.resumed() }
     }
 
@@ -287,7 +287,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
 
     /// The client's `Cancel`: stops the transfer, removes the partial file and completes the task as cancelled.
     /// Throws ``TaskCommandError/taskCompleted`` on a completed task; does nothing on a task already canceling.
-    public mutating func cancel(now: Instant) throws(TaskCommandError) -> [Action] {
+    package mutating func cancel(now: Instant) throws(TaskCommandError) -> [Action] {
         try recording { machine throws(TaskCommandError) in try machine.cancelled() }
     }
 
@@ -316,7 +316,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// The transfer in flight stopped, as asked by ``Action/stopTransfer``.
     ///
     /// A stop nobody asked for is treated as a transient network failure, so the task neither hangs nor gives up.
-    public mutating func transferStopped(now: Instant) -> [Action] {
+    package mutating func transferStopped(now: Instant) -> [Action] {
         recording { $0.stopped(now: now) }
     }
 
@@ -340,7 +340,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
 
     /// The transfer in flight finished: the file is complete, verified and in place (download), or the server
     /// accepted the body (upload). Completes the task successfully, even if a stop had been requested.
-    public mutating func transferSucceeded(now: Instant) -> [Action] {
+    package mutating func transferSucceeded(now: Instant) -> [Action] {
         recording { $0.succeeded() }
     }
 
@@ -358,7 +358,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     /// While running, a transient failure with retries left arms the retry timer (the task stays running);
     /// otherwise the task completes with this failure, the last one. See the type's documentation for a failure
     /// after a stop request.
-    public mutating func transferFailed(_ failure: TransferFailure, now: Instant) -> [Action] {
+    package mutating func transferFailed(_ failure: TransferFailure, now: Instant) -> [Action] {
         recording { $0.failed(failure, now: now) }
     }
 
@@ -392,7 +392,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
     ///
     /// A stale generation does nothing. A timer reported before its deadline is re-armed rather than honoured, so an
     /// early wake-up never shortens a back-off.
-    public mutating func retryTimerFired(generation: UInt64, now: Instant) -> [Action] {
+    package mutating func retryTimerFired(generation: UInt64, now: Instant) -> [Action] {
         recording { $0.retryDue(generation, now: now) }
     }
 
@@ -408,7 +408,7 @@ public struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable where
 
     /// The owner stops cleanly, its attempts with it (they need not report): the run ended without an unclean exit,
     /// so ``interruptedRuns`` starts again from 0.
-    public mutating func ownerStoppingCleanly() -> [Action] {
+    package mutating func ownerStoppingCleanly() -> [Action] {
         recording { machine in
             machine.interruptedRuns = 0
             machine.countsThisRun = false

@@ -1,0 +1,235 @@
+/// Keeps transfers under their byte rates by back-pressure: each task under its own limit, all of them
+/// together under the global one, in fair shares. A sans-I/O machine: every call carries `now`.
+///
+/// The caller never sleeps and never buffers. Before each read it asks ``permit(for:now:)``: the answer is a number
+/// of bytes it may read now, or an instant before which it must not read (it stops reading the socket, and the
+/// kernel's TCP window slows the sender). After each read it reports the bytes with ``consumed(_:by:now:)``, even
+/// when it could not keep a read within its grant: bytes read beyond a grant are a debt, waited out later, so the
+/// long-run rate stays exact.
+///
+/// How the limits are kept:
+/// - A task's own limit is a token bucket: tokens flow in at the limit, at most a quarter of a second's worth pile
+///   up while it does not read, and it may read once it has a grant's worth.
+/// - The global limit is one token bucket shared by all, handed out in grants of a fixed size (``TokenBucket``'s
+///   quantum) in the order they were asked for. A task that finds the bucket empty takes a ticket for the next
+///   grant and is told when it falls due; tickets are served first come, first served, so tasks that keep asking
+///   take turns and get equal shares. A task that reads less — its own limit is lower, or its server is slower —
+///   asks less often and leaves its share to the others: the shares are max-min fair and no rate is left unused.
+/// - What tasks hold in grants they have not yet read (or reserved) counts against the global bucket's quarter-second
+///   ceiling, so that no burst over all tasks exceeds a quarter of a second of the global limit either.
+/// - No wait is longer than ``maximumWait``: a task waiting for a deadline asks again within a second, so a changed
+///   limit applies within a second even to it. A task reading meanwhile sees the change at once.
+package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    /// The answer to "may this task read now?".
+    package enum Permit: Equatable, Sendable {
+        /// No limit applies to the task: read whatever the buffer takes.
+        case unlimited
+        /// Read now, at most `maxBytes` (at least 1), and report it with ``RateLimiter/consumed(_:by:now:)``.
+        case read(maxBytes: Int)
+        /// Read nothing before `deadline`, then ask again.
+        case wait(until: Instant)
+    }
+
+    /// A grant reserved for a task from the global bucket: it may read `bytes` once `due` has come.
+    private struct Ticket: Sendable {
+        var bytes: Double
+        var due: Instant
+    }
+
+    /// What the limiter keeps per task.
+    private struct Reader: Sendable {
+        /// The task's own limit in bytes per second (0: none), as given.
+        var limit: UInt64 = 0
+        /// The bucket of that limit, if any.
+        var own: TokenBucket<Instant>?
+        /// Bytes granted from the global bucket and not yet read.
+        var allowance: Double = 0
+        var ticket: Ticket?
+
+        mutating func setLimit(_ bytesPerSecond: UInt64, now: Instant) {
+            limit = bytesPerSecond
+            if bytesPerSecond == 0 {
+                own = nil
+            } else if own != nil {
+                own?.changeRate(to: Double(bytesPerSecond), now: now)
+            } else {
+                own = TokenBucket(rate: Double(bytesPerSecond), now: now)
+            }
+        }
+    }
+
+    /// The longest wait the limiter ever asks for.
+    package static var maximumWait: Duration { .seconds(1) }
+
+    /// The limit for all tasks together, in bytes per second (0: none), as given.
+    package private(set) var globalLimit: UInt64
+    /// The bucket of the global limit, if any.
+    private var shared: TokenBucket<Instant>?
+    private var readers: [UInt32: Reader] = [:]
+
+    /// Creates a limiter without tasks; `globalLimit` in bytes per second, 0 for none.
+    package init(globalLimit: UInt64 = 0, now: Instant) {
+        self.globalLimit = globalLimit
+        if globalLimit > 0 {
+            shared = TokenBucket(rate: Double(globalLimit), now: now)
+        }
+    }
+
+    /// The task's own limit, in bytes per second (0: none), or nil for a task the limiter does not know.
+    package func limit(of task: UInt32) -> UInt64? {
+        readers[task]?.limit
+    }
+
+    // MARK: - Tasks
+
+    /// A task starts reading, under its own `limit` (bytes per second, 0: none). Adding a known task sets its limit.
+    package mutating func add(_ task: UInt32, limit: UInt64, now: Instant) {
+        setLimit(limit, of: task, now: now)
+    }
+
+    /// The task stopped reading. What it held of the global bucket and did not read goes back to the others.
+    package mutating func remove(_ task: UInt32, now: Instant) {
+        guard let reader = readers.removeValue(forKey: task), var bucket = shared else { return }
+        bucket.refill(now: now, ceiling: sharedCeiling(bucket))
+        bucket.tokens = min(bucket.tokens + reader.allowance + (reader.ticket?.bytes ?? 0), sharedCeiling(bucket))
+        shared = bucket
+    }
+
+    // MARK: - Limits
+
+    /// The limit for all tasks together is now `bytesPerSecond` (0: none). Reserved grants are given back, to be
+    /// reserved again at the new rate; what tasks hold is cut to one grant of the new rate.
+    package mutating func setGlobalLimit(_ bytesPerSecond: UInt64, now: Instant) {
+        globalLimit = bytesPerSecond
+        guard bytesPerSecond > 0 else {
+            shared = nil
+            for task in readers.keys {
+                readers[task]?.allowance = 0
+                readers[task]?.ticket = nil
+            }
+            return
+        }
+        guard var bucket = shared else {
+            shared = TokenBucket(rate: Double(bytesPerSecond), now: now)
+            return
+        }
+        bucket.refill(now: now, ceiling: sharedCeiling(bucket))
+        bucket.changeRate(to: Double(bytesPerSecond), now: now)
+        let grant = TokenBucket<Instant>.quantum(rate: bucket.rate, sharers: readers.count)
+        for (task, var reader) in readers {
+            bucket.tokens += reader.ticket?.bytes ?? 0
+            reader.ticket = nil
+            reader.allowance = min(reader.allowance, grant)
+            readers[task] = reader
+        }
+        bucket.tokens = min(bucket.tokens, sharedCeiling(bucket))
+        shared = bucket
+    }
+
+    /// The task's own limit is now `bytesPerSecond` (0: none); what it saved up is cut to a quarter of a second of
+    /// the new limit. A task the limiter does not know is added.
+    package mutating func setLimit(_ bytesPerSecond: UInt64, of task: UInt32, now: Instant) {
+        readers[task, default: Reader()].setLimit(bytesPerSecond, now: now)
+    }
+
+    // MARK: - Reading
+
+    /// May `task` read now, and how much? A task the limiter does not know is added without a limit of its own.
+    package mutating func permit(for task: UInt32, now: Instant) -> Permit {
+        var reader = readers[task] ?? Reader()
+        let sharers = readers.count + (readers[task] == nil ? 1 : 0)
+        defer { readers[task] = reader }
+        refill(&reader, now: now)
+
+        var ownTokens = Double.infinity
+        if let own = reader.own {
+            let quantum = TokenBucket<Instant>.quantum(rate: own.rate, sharers: 1)
+            // Short of its own limit: wait for it without holding any of the global bucket meanwhile.
+            guard own.tokens >= quantum else {
+                return Self.wait(until: now.advanced(by: Self.duration(own.timeUntil(quantum))), now: now)
+            }
+            ownTokens = own.tokens
+        }
+        guard let bucket = shared else {
+            return ownTokens.isFinite ? .read(maxBytes: Self.bytes(ownTokens)) : .unlimited
+        }
+        // A new grant only when less than half of one is left: reads stay large, and what is left carries over.
+        let grant = TokenBucket<Instant>.quantum(rate: bucket.rate, sharers: sharers)
+        if reader.allowance < max(grant / 2, 1), let due = reserve(grant, for: &reader, now: now) {
+            return Self.wait(until: due, now: now)
+        }
+        return .read(maxBytes: Self.bytes(min(reader.allowance, ownTokens)))
+    }
+
+    /// `task` read `bytes`. Reading more than granted is allowed: the excess is owed, and waited out.
+    package mutating func consumed(_ bytes: Int, by task: UInt32, now: Instant) {
+        guard bytes > 0, var reader = readers[task] else { return }
+        refill(&reader, now: now)
+        let amount = Double(bytes)
+        reader.own?.tokens -= amount
+        if var bucket = shared {
+            reader.allowance -= amount
+            if reader.allowance < 0 {
+                bucket.tokens += reader.allowance
+                reader.allowance = 0
+            }
+            shared = bucket
+        }
+        readers[task] = reader
+    }
+
+    // MARK: - Helpers
+
+    /// Gives `reader` `bytes` of the global bucket now if the bucket holds them beyond every grant reserved so far;
+    /// otherwise reserves them with a ticket. Returns when the reader's ticket falls due, or nil when it may read.
+    private mutating func reserve(_ bytes: Double, for reader: inout Reader, now: Instant) -> Instant? {
+        if let ticket = reader.ticket { return ticket.due }
+        guard var bucket = shared else { return nil }
+        bucket.tokens -= bytes
+        shared = bucket
+        guard bucket.tokens < 0 else {
+            reader.allowance += bytes
+            return nil
+        }
+        // Due when the bucket, refilling at its rate, has paid for every grant reserved so far.
+        let due = now.advanced(by: Self.duration(-bucket.tokens / bucket.rate))
+        reader.ticket = Ticket(bytes: bytes, due: due)
+        return due
+    }
+
+    /// Brings the buckets up to `now` and turns `reader`'s ticket into an allowance once it is due.
+    private mutating func refill(_ reader: inout Reader, now: Instant) {
+        reader.own?.refill(now: now)
+        if var bucket = shared {
+            bucket.refill(now: now, ceiling: sharedCeiling(bucket))
+            shared = bucket
+        }
+        if let ticket = reader.ticket, ticket.due <= now {
+            reader.allowance += ticket.bytes
+            reader.ticket = nil
+        }
+    }
+
+    /// The global bucket's ceiling: its capacity less what tasks already hold in grants, reserved ones included (a
+    /// ticket that fell due while its task was not reading is read at once when it comes back).
+    private func sharedCeiling(_ bucket: TokenBucket<Instant>) -> Double {
+        max(bucket.capacity - readers.values.reduce(0) { $0 + $1.allowance + ($1.ticket?.bytes ?? 0) }, 0)
+    }
+
+    /// A wait until `deadline`, but never longer than ``maximumWait``.
+    private static func wait(until deadline: Instant, now: Instant) -> Permit {
+        .wait(until: min(deadline, now.advanced(by: maximumWait)))
+    }
+
+    /// `seconds` as whole microseconds, rounded up past it so that a caller woken then finds the tokens there. Capped
+    /// at a year, far beyond any wait a reader sees, so that no debt can overflow a deadline.
+    private static func duration(_ seconds: Double) -> Duration {
+        guard seconds > 0 else { return .microseconds(1) }
+        return .microseconds(Int64(min(seconds, 31_536_000) * 1_000_000) + 1)
+    }
+
+    /// A grant in whole bytes, at least one.
+    private static func bytes(_ amount: Double) -> Int {
+        Int(min(max(amount, 1), Double(Int32.max)))
+    }
+}

@@ -1,0 +1,156 @@
+import HaulCore
+import Testing
+
+/// The limiter's answers one by one: permits, deadlines, limits and tasks coming and going.
+@Suite("Rate limiter")
+struct RateLimiterTests {
+    @Test func withoutLimitsEverythingIsUnlimited() {
+        var limiter = Limiter(now: ms(0))
+        limiter.add(1, limit: 0, now: ms(0))
+        #expect(limiter.permit(for: 1, now: ms(0)) == .unlimited)
+        limiter.consumed(10 * mebibyte, by: 1, now: ms(0))
+        #expect(limiter.permit(for: 1, now: ms(0)) == .unlimited)
+        #expect(limiter.globalLimit == 0 && limiter.limit(of: 1) == 0)
+        #expect(limiter.permit(for: 2, now: ms(0)) == .unlimited, "an unknown task is added without a limit")
+        #expect(limiter.limit(of: 2) == 0)
+    }
+
+    /// A task's own limit: a grant of a sixteenth of a second once that much has flowed in, then waits.
+    @Test func anOwnLimitGrantsSixteenthsOfASecond() {
+        var limiter = Limiter(now: ms(0))
+        limiter.add(1, limit: 64 * 1024, now: ms(0))
+        #expect(limiter.limit(of: 1) == 65_536)
+        guard case .wait(let first) = limiter.permit(for: 1, now: ms(0)) else {
+            Issue.record("an empty bucket must wait")
+            return
+        }
+        #expect(first.offset > .milliseconds(62) && first.offset <= .milliseconds(63), "4 KiB at 64 KiB/s")
+        #expect(limiter.permit(for: 1, now: first) == .read(maxBytes: 4096))
+        limiter.consumed(4096, by: 1, now: first)
+        guard case .wait = limiter.permit(for: 1, now: first) else {
+            Issue.record("a spent bucket must wait")
+            return
+        }
+    }
+
+    /// After a pause, no more than a quarter of a second's worth is granted at once.
+    @Test func savedUpTokensStopAtAQuarterOfASecond() {
+        var limiter = Limiter(now: ms(0))
+        limiter.add(1, limit: 100_000, now: ms(0))
+        #expect(limiter.permit(for: 1, now: ms(60_000)) == .read(maxBytes: 25_000))
+    }
+
+    @Test func readingMoreThanGrantedIsOwedAndWaitedOut() {
+        var limiter = Limiter(now: ms(0))
+        limiter.add(1, limit: 100_000, now: ms(0))
+        _ = limiter.permit(for: 1, now: ms(1000))
+        limiter.consumed(125_000, by: 1, now: ms(1000))
+        // 100 000 bytes owed beyond the 25 000 saved up: a second to pay, then a grant's worth to gather.
+        guard case .wait(let deadline) = limiter.permit(for: 1, now: ms(1000)) else {
+            Issue.record("a debt must be waited out")
+            return
+        }
+        #expect(deadline == ms(2000), "never more than a second at a time")
+        #expect(limiter.permit(for: 1, now: ms(2000)).isWait)
+        #expect(limiter.permit(for: 1, now: ms(2063)) == .read(maxBytes: 6300))
+    }
+
+    @Test func noWaitIsLongerThanASecond() {
+        var limiter = Limiter(globalLimit: 1, now: ms(0))
+        limiter.add(1, limit: 1, now: ms(0))
+        limiter.consumed(1_000_000, by: 1, now: ms(0))
+        for task: UInt32 in [1, 2] {
+            guard case .wait(let deadline) = limiter.permit(for: task, now: ms(0)) else {
+                Issue.record("task \(task) must wait")
+                continue
+            }
+            #expect(deadline <= ms(1000), "task \(task)")
+        }
+    }
+
+    /// The global bucket hands out grants in the order they were asked for.
+    @Test func ticketsForTheGlobalLimitAreServedInTurn() {
+        var limiter = Limiter(globalLimit: 64 * 1024, now: ms(0))
+        for task: UInt32 in 1...4 { limiter.add(task, limit: 0, now: ms(0)) }
+        var deadlines: [TestInstant] = []
+        for task: UInt32 in 1...4 {
+            guard case .wait(let deadline) = limiter.permit(for: task, now: ms(0)) else {
+                Issue.record("task \(task) must take a ticket")
+                return
+            }
+            deadlines.append(deadline)
+        }
+        #expect(deadlines == deadlines.sorted() && Set(deadlines).count == 4)
+        #expect(deadlines.last.map { $0 <= ms(63) } == true, "a round of grants spans a sixteenth of a second")
+        // Task 4's ticket is not due before its time, whoever asks meanwhile.
+        #expect(limiter.permit(for: 4, now: deadlines[0]).isWait)
+        #expect(limiter.permit(for: 1, now: deadlines[0]) == .read(maxBytes: 1024))
+        #expect(limiter.permit(for: 4, now: deadlines[3]) == .read(maxBytes: 1024))
+    }
+
+    @Test func removingATaskGivesItsTicketBack() {
+        var limiter = Limiter(globalLimit: 64 * 1024, now: ms(0))
+        limiter.add(1, limit: 0, now: ms(0))
+        limiter.add(2, limit: 0, now: ms(0))
+        _ = limiter.permit(for: 1, now: ms(0))
+        guard case .wait(let second) = limiter.permit(for: 2, now: ms(0)) else {
+            Issue.record("task 2 must take a ticket")
+            return
+        }
+        limiter.remove(1, now: ms(1))
+        #expect(limiter.limit(of: 1) == nil)
+        #expect(limiter.permit(for: 2, now: second) == .read(maxBytes: 2048))
+        guard case .read = limiter.permit(for: 3, now: second.advanced(by: .milliseconds(1))) else {
+            Issue.record("task 1's grant, given back, is there to take")
+            return
+        }
+    }
+
+    @Test func removingTheGlobalLimitFreesEveryone() {
+        var limiter = Limiter(globalLimit: 1000, now: ms(0))
+        limiter.add(1, limit: 0, now: ms(0))
+        #expect(limiter.permit(for: 1, now: ms(0)).isWait)
+        limiter.setGlobalLimit(0, now: ms(10))
+        #expect(limiter.globalLimit == 0)
+        #expect(limiter.permit(for: 1, now: ms(10)) == .unlimited)
+        limiter.setGlobalLimit(2000, now: ms(20))
+        #expect(limiter.globalLimit == 2000)
+        #expect(limiter.permit(for: 1, now: ms(20)).isWait)
+    }
+
+    @Test func addingAKnownTaskChangesItsLimit() {
+        var limiter = Limiter(now: ms(0))
+        limiter.add(1, limit: 5000, now: ms(0))
+        limiter.add(1, limit: 0, now: ms(0))
+        #expect(limiter.limit(of: 1) == 0)
+        #expect(limiter.permit(for: 1, now: ms(0)) == .unlimited)
+        limiter.setLimit(7000, of: 2, now: ms(0))
+        #expect(limiter.limit(of: 2) == 7000)
+    }
+
+    /// Limits come from the bus (a `t`): any value must be safe, however absurd.
+    @Test(arguments: [UInt64(1), 3, 511, 513, 1 << 53, UInt64.max - 1, UInt64.max])
+    func anyLimitIsSafe(_ limit: UInt64) {
+        var limiter = Limiter(globalLimit: limit, now: ms(0))
+        limiter.add(1, limit: limit, now: ms(0))
+        #expect(limiter.globalLimit == limit && limiter.limit(of: 1) == limit)
+        for step in 0..<50 {
+            let now = ms(step * 100)
+            if case .read(let maxBytes) = limiter.permit(for: 1, now: now) {
+                #expect(maxBytes >= 1)
+                limiter.consumed(maxBytes, by: 1, now: now)
+            }
+            limiter.consumed(Int.max, by: 1, now: now)
+            limiter.consumed(-5, by: 1, now: now)
+        }
+        limiter.setGlobalLimit(limit / 2, now: ms(6000))
+        limiter.setLimit(limit / 3, of: 1, now: ms(6000))
+        _ = limiter.permit(for: 1, now: ms(6000))
+    }
+}
+
+extension RateLimiter.Permit {
+    var isWait: Bool {
+        if case .wait = self { true } else { false }
+    }
+}

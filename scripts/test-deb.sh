@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Tests the Debian package that `make deb` built, as a machine without Swift would get it: unpacked into a
+# temporary root (not installed), its programs must need no Swift library from outside, lintian must pass, and the
+# unpacked hauld and haul must carry a download through on a private bus. `make test` runs this after `make deb`.
+#
+#   scripts/test-deb.sh haul_<version>_<arch>.deb
+#
+# Prints one line per check and a summary; exits non-zero when a check failed. Leaves nothing behind.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+deb=${1:?usage: test-deb.sh haul_<version>_<arch>.deb}
+[ -f "$deb" ] || { echo "haul: $deb does not exist (make deb builds it)" >&2; exit 1; }
+
+work=$(mktemp -d)
+root=$work/root
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); printf 'ok    %s\n' "$1"; }
+fail() { failed=$((failed + 1)); printf 'FAIL  %s\n' "$1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/      /'; }
+# check NAME COMMAND...: passes when the command succeeds; its output is shown when it fails.
+check() {
+    local name=$1 output
+    shift
+    if output=$("$@" 2>&1); then pass "$name"; else fail "$name" "$output"; fi
+}
+
+dpkg-deb -x "$deb" "$root"
+
+# --- Contents -----------------------------------------------------------------------------------------------------
+for file in usr/bin/hauld usr/bin/haul usr/lib/systemd/user/hauld.service \
+    usr/share/dbus-1/services/org.haul.Haul1.service usr/share/dbus-1/interfaces/org.haul.Haul1.xml \
+    usr/share/bash-completion/completions/haul usr/share/zsh/vendor-completions/_haul \
+    usr/share/fish/vendor_completions.d/haul.fish usr/share/man/man1/haul.1.gz usr/share/man/man1/hauld.1.gz \
+    usr/share/doc/haul/copyright usr/share/doc/haul/changelog.Debian.gz usr/share/lintian/overrides/haul; do
+    check "ships /$file" test -s "$root/$file"
+done
+check "the activation file starts /usr/bin/hauld through hauld.service" \
+    grep -qx 'Exec=/usr/bin/hauld' "$root/usr/share/dbus-1/services/org.haul.Haul1.service"
+check "the activation file names hauld.service" \
+    grep -qx 'SystemdService=hauld.service' "$root/usr/share/dbus-1/services/org.haul.Haul1.service"
+check "the user unit runs /usr/bin/hauld" grep -qx 'ExecStart=/usr/bin/hauld' "$root/usr/lib/systemd/user/hauld.service"
+check "the interface XML is the repository's" cmp "$here/../dbus/org.haul.Haul1.xml" \
+    "$root/usr/share/dbus-1/interfaces/org.haul.Haul1.xml"
+
+depends=$(dpkg-deb -f "$deb" Depends)
+check "Depends names libdbus-1-3 and libgcrypt20 (from dpkg-shlibdeps: $depends)" \
+    bash -c '[[ "$1" == *libdbus-1-3* && "$1" == *libgcrypt20* && "$1" != *swift* ]]' _ "$depends"
+
+# --- Libraries: nothing from the Swift toolchain, everything from a Debian package ------------------------------
+swift_libraries='libswift|libFoundation|lib_Foundation|libdispatch|libBlocksRuntime'
+for program in hauld haul; do
+    binary=$root/usr/bin/$program
+    libraries=$(ldd "$binary")
+    check "$program needs no Swift library" bash -c '! grep -E "$1" <<<"$2"' _ "$swift_libraries" "$libraries"
+    check "$program finds every library it needs" bash -c '! grep "not found" <<<"$1"' _ "$libraries"
+    # Each library ldd resolves belongs to an installed Debian package (not to /opt/swift or /usr/local).
+    unowned=""
+    while read -r path; do
+        dpkg -S "$path" >/dev/null 2>&1 || dpkg -S "$(readlink -f "$path")" >/dev/null 2>&1 || unowned+="$path "
+    done < <(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$libraries")
+    check "$program's libraries all come from Debian packages" test -z "$unowned"
+done
+
+# NIO finds Swift concurrency's hook with dlsym; a static runtime exports it only when the link asks for it.
+check "hauld exports swift_task_enqueueGlobal_hook for NIO's executor" \
+    bash -c 'nm -D --defined-only "$1" | grep -qw swift_task_enqueueGlobal_hook' _ "$root/usr/bin/hauld"
+
+# --- lintian: errors and warnings fail (the package's overrides say why each override is there) -----------------
+if output=$(lintian --fail-on error,warning "$deb" 2>&1); then
+    pass "lintian: no errors or warnings"
+else
+    fail "lintian: no errors or warnings" "$output"
+fi
+
+# --- The unpacked programs on a private bus, downloading from loopback -----------------------------------------
+mkdir -p "$work/bus" "$work/home" "$work/state" "$work/www" "$work/uploads" "$work/downloads"
+cat >"$work/bus/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$work/bus/socket</listen>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+CONF
+dbus-daemon --config-file="$work/bus/bus.conf" --nofork --print-address=1 >"$work/bus/address" 2>"$work/bus/log" &
+pids+=($!)
+python3 "$here/test-http-server.py" --root "$work/www" --upload-dir "$work/uploads" >"$work/http.out" &
+pids+=($!)
+for _ in $(seq 100); do
+    [ -s "$work/bus/address" ] && grep -q '^PORT ' "$work/http.out" && break
+    sleep 0.1
+done
+address=$(head -n 1 "$work/bus/address")
+port=$(sed -n 's/^PORT //p' "$work/http.out")
+[ -n "$address" ] && [ -n "$port" ] || { echo "haul: the private bus or the HTTP server did not start" >&2; exit 1; }
+
+# A clean environment: this bus only, state under the temporary folder, no proxy variables, no journal. (An array,
+# not a function: a function run in the background is a subshell, and $! would be its process, not hauld's.)
+run=(env -i PATH=/usr/bin:/bin HOME="$work/home" XDG_STATE_HOME="$work/state" DBUS_SESSION_BUS_ADDRESS="$address")
+"${run[@]}" "$root/usr/bin/hauld" 2>"$work/hauld.log" &
+hauld=$!
+pids+=("$hauld")
+owned=no
+for _ in $(seq 200); do
+    reply=$("${run[@]}" dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+        org.freedesktop.DBus.NameHasOwner string:org.haul.Haul1 2>/dev/null || true)
+    if [[ "$reply" == *"boolean true"* ]]; then
+        owned=yes
+        break
+    fi
+    kill -0 "$hauld" 2>/dev/null || break
+    sleep 0.1
+done
+check "the unpacked hauld takes org.haul.Haul1" test "$owned" = yes
+check "the process watched below is the unpacked hauld" test "$(readlink "/proc/$hauld/exe")" = "$root/usr/bin/hauld"
+check "hauld runs Swift concurrency on NIO's event loops (no fallback in its log)" \
+    bash -c '! grep -F "stays on libdispatch" "$1"' _ "$work/hauld.log"
+
+head -c $((24 * 1024 * 1024 + 12345)) /dev/urandom >"$work/www/payload.bin"
+sha256=$(sha256sum "$work/www/payload.bin" | cut -d ' ' -f 1)
+check "the unpacked haul downloads through hauld (checksum verified by hauld)" \
+    "${run[@]}" "$root/usr/bin/haul" get "http://127.0.0.1:$port/files/payload.bin" -o "$work/downloads/payload.bin" \
+    --sha256 "$sha256"
+check "the downloaded file is byte for byte the served one" cmp "$work/www/payload.bin" "$work/downloads/payload.bin"
+check "haul status answers" "${run[@]}" "$root/usr/bin/haul" status
+
+# What the executor is there for: on libdispatch's pool an idle hauld wakes every second once any job ran there.
+# libdispatch ends a serial queue's idle worker thread after 5 s (the bus connection's, the task writer's): wait.
+context_switches() { # pid → "tid count" per thread alive now
+    local status
+    for status in /proc/"$1"/task/*/status; do
+        awk -v tid="$(basename "$(dirname "$status")")" \
+            '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print tid, n }' "$status" 2>/dev/null || true
+    done
+}
+sleep 6
+context_switches "$hauld" >"$work/switches.before"
+sleep 3
+context_switches "$hauld" >"$work/switches.after"
+# Wake-ups of threads alive at both readings, plus all of threads started in between.
+wakeups=$(awk 'NR == FNR { before[$1] = $2; next } { total += $2 - before[$1] } END { print total + 0 }' \
+    "$work/switches.before" "$work/switches.after")
+check "the idle hauld does not wake in 3 s ($wakeups context switches)" \
+    bash -c '[ -s "$1" ] && [ "$2" -eq 0 ]' _ "$work/switches.after" "$wakeups"
+
+kill -TERM "$hauld"
+status=0
+wait "$hauld" || status=$?
+check "hauld exits 0 on SIGTERM" test "$status" -eq 0
+if [ "$failed" -ne 0 ]; then
+    echo "hauld's log:"
+    sed 's/^/      /' "$work/hauld.log"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
