@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Remakes scripts/link/hauld.order, the order in which make bench's link lays out hauld's functions: first those
-# hauld runs to start and wait, then those of a typical use, found by running it under valgrind's callgrind.
+# Remakes scripts/link/hauld.order, the order in which the lean release build (make deb, make bench) lays out
+# hauld's functions: first those hauld runs to start and wait, then those of a typical use, found by running it
+# under valgrind's callgrind.
 #
 #   scripts/link/hauld-order.sh BIN_DIR
 #
-# BIN_DIR holds hauld and haul built as make bench builds them (`make bench-build`). The use is haul's, on a private
-# bus against the test suite's HTTP server: downloads on one and on four connections, eight at once, a suspended
-# one resumed, suspended and cancelled, a 404, an upload, the list, the indicator. Needs valgrind and python3.
+# BIN_DIR holds hauld and haul of that build (`make lean-build`). The use is haul's, on a private bus against the
+# test suite's HTTP server: downloads on one and on four connections, eight at once, a suspended one resumed,
+# suspended and cancelled, a 404, an upload, the list, the indicator. Needs valgrind and python3.
 #
 # Why an order: the kernel maps a program's code in 64 kB blocks around each page it touches, so the few hundred
 # kB of functions an idle hauld has run, spread over 16 MB of code, kept 8 MB of it resident. Placed together, they
@@ -110,7 +111,7 @@ use() {
 profile "$work/start.names" start
 profile "$work/use.names" use
 {
-    echo "# The functions hauld runs, in the order make bench links them: start-up first, then a typical use."
+    echo "# The functions hauld runs, in the order the lean build links them: start-up first, then a typical use."
     echo "# Made by scripts/link/hauld-order.sh; see there."
     # Each name once, in the order first seen.
     cat "$work/start.names" "$work/use.names" | awk '!seen[$0]++'
