@@ -6,8 +6,9 @@
 #   scripts/link/hauld-order.sh BIN_DIR
 #
 # BIN_DIR holds hauld and haul of that build (`make lean-build`). The use is haul's, on a private bus against the
-# test suite's HTTP server: downloads on one and on four connections, eight at once, a suspended one resumed,
-# suspended and cancelled, a 404, an upload, the list, the indicator. Needs valgrind and python3.
+# test suite's HTTP server: downloads on one, four and sixteen connections, thirty-two at once, a suspended one
+# resumed, suspended and cancelled, a 404, an upload, the list, the indicator; then the idle minute and a half in
+# which async-http-client closes the connections it kept and hauld trims its heap. Needs valgrind and python3.
 #
 # Why an order: the kernel maps a program's code in 64 kB blocks around each page it touches, so the few hundred
 # kB of functions an idle hauld has run, spread over 16 MB of code, kept 8 MB of it resident. Placed together, they
@@ -42,9 +43,10 @@ read -r _ port <&"${server[0]}"
 url=http://127.0.0.1:$port
 head -c 3000000 /dev/urandom >"$work/upload.bin"
 
-# Runs hauld under callgrind until `scenario` returns, then writes the names of the functions it ran to $1.
+# Runs hauld under callgrind until `scenario` returns and $3 seconds more, then writes the names of the functions it
+# ran to $1.
 profile() {
-    local names=$1 scenario=$2 hauld
+    local names=$1 scenario=$2 settle=$3 hauld
     rm -rf "$work/state" "$work/files"/* "$work"/callgrind.*
     XDG_STATE_HOME=$work/state valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" \
         "$work/hauld" --log-level warning 2>"$work/valgrind.log" &
@@ -52,7 +54,7 @@ profile() {
     pids+=("$hauld")
     for _ in $(seq 120); do timeout 5 "$haul" status >/dev/null 2>&1 && break; sleep 1; done
     "$scenario"
-    sleep 3
+    sleep "$settle"
     callgrind_control --dump "$hauld" >/dev/null 2>&1
     kill -9 "$hauld"
     wait "$hauld" 2>/dev/null || true
@@ -87,8 +89,9 @@ use() {
     "$haul" status >/dev/null
     "$haul" get "$url/gen/16m" -o "$work/files/one.bin" >/dev/null
     "$haul" get "$url/gen/32m" -o "$work/files/four.bin" -x 4 >/dev/null
+    "$haul" get "$url/gen/64m" -o "$work/files/sixteen.bin" -x 16 >/dev/null
     local gets=()
-    for n in 1 2 3 4 5 6 7 8; do
+    for n in $(seq 32); do
         "$haul" get "$url/gen/2m?seed=$n" -o "$work/files/many-$n.bin" >/dev/null &
         gets+=($!)
     done
@@ -108,8 +111,10 @@ use() {
     "$haul" indicator >/dev/null
 }
 
-profile "$work/start.names" start
-profile "$work/use.names" use
+profile "$work/start.names" start 3
+# An idle hauld after a use has run this too, and its code stays resident: async-http-client closes the connections
+# it pooled after 60 s unused, and a minute after the last transfer hauld trims its heap once more.
+profile "$work/use.names" use 75
 {
     echo "# The functions hauld runs, in the order the lean build links them: start-up first, then a typical use."
     echo "# Made by scripts/link/hauld-order.sh; see there."
