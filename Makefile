@@ -60,7 +60,8 @@ clean:
 # - Every function in a section of its own, public ones included (-internalize-at-link): the linker drops what
 #   nothing calls, and the runtime records of types it dropped (-conditional-runtime-records).
 # - Linked by lld in the order of scripts/link/hauld.order, which scripts/link/hauld-order.sh makes: the functions a
-#   typical run calls, together.
+#   typical run calls, together; those without a symbol, which no order can name, in one place of their own
+#   (scripts/link/private-functions.ld).
 # - Relative relocations packed (DT_RELR) when this machine's glibc reads them (2.36, Debian 12); the programs then
 #   need glibc 2.36 or later, and scripts/build-deb.sh makes the package say so.
 # - No $ORIGIN run path (no library sits beside /usr/bin/hauld); -z now completes the RELRO hardening.
@@ -73,6 +74,7 @@ LEAN_SWIFT_FLAGS = -c release --scratch-path $(LEAN_SCRATCH) --static-swift-stdl
 	-Xswiftc -ld-path=$(CURDIR)/scripts/link/link-with-concurrency-hooks \
 	-Xlinker --version-script=$(CURDIR)/scripts/link/exports.map \
 	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/link/hauld.order -Xlinker --no-warn-symbol-ordering \
+	-Xlinker -T -Xlinker $(CURDIR)/scripts/link/private-functions.ld \
 	-Xlinker -z -Xlinker now $(if $(GLIBC_READS_RELR),-Xlinker -z -Xlinker pack-relative-relocs)
 LEAN_BIN_DIR = $$($(SWIFT) build $(LEAN_SWIFT_FLAGS) --show-bin-path)
 
