@@ -3,9 +3,9 @@
 #
 #   scripts/build-deb.sh BIN_DIR OUT_DIR
 #
-# BIN_DIR holds hauld and haul linked with the Swift runtime inside (swift build --static-swift-stdlib).
+# BIN_DIR holds hauld and haul of the lean release build (`make lean-build`: the Swift runtime linked in).
 # The files come from scripts/install-haul.sh (PREFIX=/usr, staged with DESTDIR), the metadata from scripts/deb/:
-# the version and date from its changelog, Depends from dpkg-shlibdeps.
+# the version and date from its changelog, Depends from dpkg-shlibdeps (and glibc 2.36 for packed relocations).
 #
 # Environment: MANPAGE_TOOL, swift-argument-parser's generate-manual tool (see install-haul.sh).
 set -euo pipefail
@@ -55,6 +55,15 @@ cp "$meta/control" "$meta/changelog" "$work/src/debian/"
 (
     cd "$work/src"
     dpkg-shlibdeps -Tdebian/substvars "$root/usr/bin/hauld" "$root/usr/bin/haul"
+    # Programs whose relative relocations are packed (DT_RELR, when the build machine's glibc reads them) name the
+    # version GLIBC_ABI_DT_RELR, glibc 2.36, without a symbol of it. dpkg-shlibdeps reads only the versions of
+    # symbols, whose newest may be older (2.35): without this, apt would install the package where ld.so refuses
+    # to run its programs. dpkg-gencontrol keeps the stricter of the two libc6 versions.
+    relr=""
+    if grep -q 'Name: GLIBC_ABI_DT_RELR' <<<"$(readelf --version-info "$root/usr/bin/hauld" "$root/usr/bin/haul")"; then
+        relr="libc6 (>= 2.36)"
+    fi
+    echo "relr:Depends=$relr" >>debian/substvars
     dpkg-gencontrol -phaul -P"$root" -Tdebian/substvars -fdebian/files
 )
 (cd "$root" && find usr -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages Haul needs to build, run and test, when they are missing.
-# Usage: scripts/install-deps.sh [run|test|bench|deb]
+# Usage: scripts/install-deps.sh [run|test|bench|deb|lean]
 set -euo pipefail
 
 mode=${1:-run}
@@ -24,12 +24,18 @@ if [ "$mode" = test ]; then
     "/usr/sbin/ip:iproute2"
   )
 fi
+# The lean release build that `make deb` packages and `make bench` measures (make lean-build): binutils' nm and ar
+# for scripts/link/link-with-concurrency-hooks.
+case $mode in
+  test | bench | deb | lean) required+=("nm:binutils" "ar:binutils") ;;
+esac
 # `make deb` and its test (run by `make test`): dpkg-dev's dpkg-shlibdeps and dpkg-gencontrol, binutils' strip and
-# nm, lintian; python3 runs the test's HTTP server.
+# readelf, lintian; python3 runs the test's HTTP server.
 if [ "$mode" = test ] || [ "$mode" = deb ]; then
   required+=(
     "dpkg-shlibdeps:dpkg-dev"
     "strip:binutils"
+    "readelf:binutils"
     "lintian:lintian"
     "/usr/bin/python3:python3"
   )

@@ -74,6 +74,18 @@ done
 # NIO finds Swift concurrency's hook with dlsym; a static runtime exports it only when the link asks for it.
 check "hauld exports swift_task_enqueueGlobal_hook for NIO's executor" \
     bash -c 'nm -D --defined-only "$1" | grep -qw swift_task_enqueueGlobal_hook' _ "$root/usr/bin/hauld"
+# The package holds the lean build that make bench measures (see the Makefile): its programs export nothing else.
+for program in hauld haul; do
+    others=$(nm -D --defined-only "$root/usr/bin/$program" | awk '$NF !~ /^swift_task_/ { print $NF }' | xargs)
+    check "$program exports Swift concurrency's hooks only (scripts/link/exports.map)${others:+; also: $others}" \
+        test -z "$others"
+done
+# Packed relative relocations (DT_RELR) need glibc 2.36, which dpkg-shlibdeps does not see (scripts/build-deb.sh).
+if grep -q 'Name: GLIBC_ABI_DT_RELR' <<<"$(readelf --version-info "$root/usr/bin/hauld")"; then
+    libc=$(sed -n 's/.*libc6 (>= \([^)]*\)).*/\1/p' <<<"$depends")
+    check "Depends asks for the glibc that reads packed relocations, 2.36 or later (libc6 >= ${libc:-none})" \
+        dpkg --compare-versions "${libc:-0}" ge 2.36
+fi
 
 # --- lintian: errors and warnings fail (the package's overrides say why each override is there) -----------------
 if output=$(lintian --fail-on error,warning "$deb" 2>&1); then

@@ -13,6 +13,10 @@ extension Bench {
             try await Task.sleep(for: .milliseconds(250))
         }
         let connectionsClosed = loadEnded.duration(to: .now)
+        // hauld trims its heap once more a minute after the last transfer that may have left a connection in the pool
+        // (PooledConnectionTrim), even when the server closed that connection sooner: its one wake-up after a load
+        // comes before the idle time too.
+        try await Task.sleep(until: loadEnded.advanced(by: .seconds(61)), clock: .continuous)
         // Whatever else the load left behind (a last progress tick, record saves) settles too.
         try await Task.sleep(for: .seconds(2))
         let before = try ProcessSample(pid: pid)
@@ -21,7 +25,8 @@ extension Bench {
         let end = ContinuousClock.now
         let after = try ProcessSample(pid: pid)
         return IdleFigures(
-            connectionsClosedSeconds: connectionsClosed.seconds, seconds: start.duration(to: end).seconds, cpuSeconds: after.threadCPUTime(since: before).seconds,
+            connectionsClosedSeconds: connectionsClosed.seconds, startSeconds: loadEnded.duration(to: start).seconds,
+            seconds: start.duration(to: end).seconds, cpuSeconds: after.threadCPUTime(since: before).seconds,
             wakeups: after.wakeups(since: before),
             signals: client.signals.signals(from: start, to: end).count, memory: MemoryFigures(after)
         )

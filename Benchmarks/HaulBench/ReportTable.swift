@@ -83,8 +83,8 @@ enum ReportTable {
                     hauld: String(format: "%.2f ms", idle.cpuSeconds * 1000)
                 ),
                 Row(
-                    figure: "  counted from the close of its pooled connections, at",
-                    hauld: String(format: "%.0f s", idle.connectionsClosedSeconds)
+                    figure: "  counted from (its pooled connections closed at)",
+                    hauld: String(format: "%.0f s (%.0f s)", idle.startSeconds, idle.connectionsClosedSeconds)
                 ),
                 Row(figure: "  wake-ups (context switches) / signals", hauld: "\(idle.wakeups) / \(idle.signals)"),
                 Row(figure: "  RSS / anonymous / PSS", hauld: memory(idle.memory)),

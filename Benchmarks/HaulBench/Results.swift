@@ -122,8 +122,11 @@ struct IndicatorFigures: Codable, Sendable {
 }
 
 struct IdleFigures: Codable, Sendable {
-    /// How long after the load hauld closed its last pooled connection; the idle time is counted from then.
+    /// How long after the load hauld closed its last pooled connection.
     var connectionsClosedSeconds: Double
+    /// How long after the load the idle time began: once those connections were closed and hauld's last heap trim,
+    /// a minute after the load, was done.
+    var startSeconds: Double
     var seconds: Double
     /// From the threads' `schedstat`, to the nanosecond.
     var cpuSeconds: Double

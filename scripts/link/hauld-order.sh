@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Remakes scripts/link/hauld.order, the order in which the lean release build (make deb, make bench) lays out
+# hauld's functions: first those hauld runs to start and wait, then those of a typical use, found by running it
+# under valgrind's callgrind.
+#
+#   scripts/link/hauld-order.sh BIN_DIR
+#
+# BIN_DIR holds hauld and haul of that build (`make lean-build`). The use is haul's, on a private bus against the
+# test suite's HTTP server: downloads on one, four and sixteen connections, thirty-two at once, a suspended one
+# resumed, suspended and cancelled, a 404, an upload, the list, the indicator; then the idle minute and a half in
+# which async-http-client closes the connections it kept and hauld trims its heap. Needs valgrind and python3.
+#
+# Why an order: the kernel maps a program's code in 64 kB blocks around each page it touches, so the few hundred
+# kB of functions an idle hauld has run, spread over 16 MB of code, kept 8 MB of it resident. Placed together, they
+# fill a few blocks. Names that no longer exist are ignored by the linker; a stale file costs memory, nothing else.
+set -euo pipefail
+
+bin_dir=${1:?usage: hauld-order.sh BIN_DIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+output=$here/hauld.order
+command -v valgrind >/dev/null || { echo "hauld-order.sh: needs valgrind (apt install valgrind)" >&2; exit 1; }
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# valgrind 3.19 (Debian 12) cannot read DWARF 5: a copy without debugging information has the same symbols.
+strip --strip-debug -o "$work/hauld" "$bin_dir/hauld"
+haul=$bin_dir/haul
+
+dbus-daemon --session --fork --print-address=3 --print-pid=4 3>"$work/bus" 4>"$work/bus.pid"
+pids+=("$(cat "$work/bus.pid")")
+export DBUS_SESSION_BUS_ADDRESS=$(cat "$work/bus")
+mkdir -p "$work/www" "$work/uploads" "$work/files"
+coproc server { exec python3 "$root/scripts/test-http-server.py" --root "$work/www" --upload-dir "$work/uploads"; }
+pids+=("$server_PID")
+read -r _ port <&"${server[0]}"
+url=http://127.0.0.1:$port
+head -c 3000000 /dev/urandom >"$work/upload.bin"
+
+# Runs hauld under callgrind until `scenario` returns and $3 seconds more, then writes the names of the functions it
+# ran to $1.
+profile() {
+    local names=$1 scenario=$2 settle=$3 hauld
+    rm -rf "$work/state" "$work/files"/* "$work"/callgrind.*
+    XDG_STATE_HOME=$work/state valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" \
+        "$work/hauld" --log-level warning 2>"$work/valgrind.log" &
+    hauld=$!
+    pids+=("$hauld")
+    for _ in $(seq 120); do timeout 5 "$haul" status >/dev/null 2>&1 && break; sleep 1; done
+    "$scenario"
+    sleep "$settle"
+    callgrind_control --dump "$hauld" >/dev/null 2>&1
+    kill -9 "$hauld"
+    wait "$hauld" 2>/dev/null || true
+    # "fn=(id) name" names a function the first time it comes; ob= says in which file it is.
+    python3 - "$work"/callgrind.out.* >"$names" <<'PYTHON'
+import re, sys
+names = {}
+objects = {}
+current = None
+for path in sys.argv[1:]:
+    for line in open(path, errors="replace"):
+        match = re.match(r"(c?)(ob|fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+        if not match:
+            continue
+        called, kind, number, name = match.groups()
+        table = objects if kind == "ob" else names
+        if name is not None:
+            table[number] = name
+        if kind == "ob" and not called:
+            current = objects[number]
+        elif kind == "fn" and not called and current and current.endswith("/hauld"):
+            # Recursion levels come as NAME'2; unnamed code as 0x…
+            name = re.sub(r"'\d+$", "", names[number])
+            if not name.startswith("0x"):
+                print(name)
+PYTHON
+}
+
+start() { "$haul" status >/dev/null; "$haul" ls >/dev/null; }
+
+use() {
+    "$haul" status >/dev/null
+    "$haul" get "$url/gen/16m" -o "$work/files/one.bin" >/dev/null
+    "$haul" get "$url/gen/32m" -o "$work/files/four.bin" -x 4 >/dev/null
+    "$haul" get "$url/gen/64m" -o "$work/files/sixteen.bin" -x 16 >/dev/null
+    local gets=()
+    for n in $(seq 32); do
+        "$haul" get "$url/gen/2m?seed=$n" -o "$work/files/many-$n.bin" >/dev/null &
+        gets+=($!)
+    done
+    wait "${gets[@]}"
+    local path id
+    path=$("$haul" get "$url/gen/8m?throttle=1000000" -o "$work/files/slow.bin" --suspended --detach)
+    id=${path##*/}
+    "$haul" resume "$id" >/dev/null
+    sleep 1
+    "$haul" suspend "$id" >/dev/null
+    "$haul" resume "$id" >/dev/null
+    "$haul" cancel "$id" >/dev/null || true
+    "$haul" get "$url/files/missing" -o "$work/files/missing" >/dev/null 2>&1 || true
+    "$haul" put "$work/upload.bin" "$url/upload/up.bin" >/dev/null
+    "$haul" ls >/dev/null
+    "$haul" forget --completed >/dev/null
+    "$haul" indicator >/dev/null
+}
+
+profile "$work/start.names" start 3
+# An idle hauld after a use has run this too, and its code stays resident: async-http-client closes the connections
+# it pooled after 60 s unused, and a minute after the last transfer hauld trims its heap once more.
+profile "$work/use.names" use 75
+{
+    echo "# The functions hauld runs, in the order the lean build links them: start-up first, then a typical use."
+    echo "# Made by scripts/link/hauld-order.sh; see there."
+    # Each name once, in the order first seen.
+    cat "$work/start.names" "$work/use.names" | awk '!seen[$0]++'
+} >"$output"
+echo "hauld-order.sh: $(grep -vc '^#' "$output") functions ($(wc -l <"$work/start.names") at start-up) in $output"
