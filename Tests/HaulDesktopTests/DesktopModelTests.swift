@@ -230,6 +230,7 @@ import Testing
         var noTray = Self.model(Self.jobViewsOnly)
         _ = noTray.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))
         #expect(noTray.handle(.trayMenuEvent(.suspendAll, event: DBusMenu.clickedEvent), now: Self.at(2)).isEmpty)
-        #expect(noTray.handle(.managerChanged([ManagerProperty.downloadRateLimit.name: .uint64(1)]), now: Self.at(3)).isEmpty)
+        let limit = DesktopEvent.managerChanged([ManagerProperty.downloadRateLimit.name: .uint64(1)])
+        #expect(noTray.handle(limit, now: Self.at(3)).isEmpty)
     }
 }

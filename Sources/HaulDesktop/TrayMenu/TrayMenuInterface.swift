@@ -53,7 +53,9 @@ enum TrayMenuInterface {
                             unknown.append(id)
                         }
                     }
-                    if known.isEmpty, !unknown.isEmpty { throw TrayMenu.Refusal(description: "no menu items \(unknown)") }
+                    if known.isEmpty, !unknown.isEmpty {
+                        throw TrayMenu.Refusal(description: "no menu items \(unknown)")
+                    }
                     for (item, name) in known { await event(item, name) }
                     return [.array(.int32, unknown.map(DBusValue.int32))]
                 },
