@@ -294,7 +294,7 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
                 )
             )
         case .openDownloadsFolder:
-            Task { [logger] in await DownloadsFolder.open(logger: logger) }
+            DownloadsFolder.open(logger: logger)
         }
     }
 

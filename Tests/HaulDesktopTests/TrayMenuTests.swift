@@ -144,9 +144,13 @@ import Testing
     }
 
     @Test func theDownloadsFolderIsXDGsOrDownloadsAtHome() {
-        #expect(DownloadsFolder.path(xdgUserDir: "/home/u/Fetched\n", home: "/home/u") == "/home/u/Fetched")
-        #expect(DownloadsFolder.path(xdgUserDir: nil, home: "/home/u") == "/home/u/Downloads")
-        #expect(DownloadsFolder.path(xdgUserDir: "", home: "/home/u/") == "/home/u/Downloads")
-        #expect(DownloadsFolder.path(xdgUserDir: "relative\n", home: "/home/u") == "/home/u/Downloads")
+        let dirs = "# written by xdg-user-dirs-update\nXDG_DESKTOP_DIR=\"$HOME/Desktop\"\nXDG_DOWNLOAD_DIR=\"$HOME/Fetched\"\n"
+        #expect(DownloadsFolder.path(userDirs: dirs, home: "/home/u") == "/home/u/Fetched")
+        #expect(DownloadsFolder.path(userDirs: #"XDG_DOWNLOAD_DIR="/srv/in""#, home: "/home/u") == "/srv/in")
+        #expect(DownloadsFolder.path(userDirs: nil, home: "/home/u") == "/home/u/Downloads")
+        #expect(DownloadsFolder.path(userDirs: "", home: "/home/u/") == "/home/u/Downloads")
+        #expect(DownloadsFolder.path(userDirs: #"XDG_DOWNLOAD_DIR="relative""#, home: "/home/u") == "/home/u/Downloads")
+        #expect(DownloadsFolder.executable("sh", in: "/nonexistent:/bin") == "/bin/sh")
+        #expect(DownloadsFolder.executable("no-such-program-here", in: "/usr/bin:/bin") == nil)
     }
 }

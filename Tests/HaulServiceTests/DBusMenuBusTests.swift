@@ -217,7 +217,7 @@ import Testing
         }
     }
 
-    /// The folder of `xdg-user-dir DOWNLOAD` goes to `xdg-open`, found on `PATH`: here a script that notes its
+    /// The folder `user-dirs.dirs` names goes to `xdg-open`, found on `PATH`: here a script that notes its
     /// argument, and the signals it blocks or ignores (a child of hauld must not inherit its threads' mask: the
     /// file manager would ignore SIGTERM).
     @Test func openDownloadsFolderHandsXDGsFolderToXdgOpen() async throws {
