@@ -105,7 +105,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HaulServiceTests",
-            dependencies: ["HaulService", "HaulContract", "HaulCore", "HaulTransfer", "DBusKit", "HaulTestSupport"]
+            dependencies: [
+                "HaulService", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer", "DBusKit", "HaulTestSupport",
+            ]
         ),
     ]
 )

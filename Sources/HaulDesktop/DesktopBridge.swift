@@ -7,7 +7,8 @@ package import Logging
 ///
 /// It is a client of the public contract only, on a connection of its own (``DesktopBus``): it follows the tasks
 /// through the ObjectManager and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
-/// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel` like any other client.
+/// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel` like any other client
+/// (and, from the tray icon's menu, the Manager's `SuspendAll`/`ResumeAll`/`CancelAll` and `DownloadRateLimit`).
 ///
 /// It has the shape of hauld's services: each event (``DesktopEvent``) changes the state (``DesktopModel``) at once
 /// and queues its effects in an ordered outbox, with no `await` in between; `run()` carries the outbox out in order.
@@ -66,8 +67,11 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
         isRunning = true
         await withDiscardingTaskGroup { serving in
             serving.addTask { [bus] in await bus.serve() }
-            // Before any effect is carried out: registering the tray icon needs it exported.
-            if model.features.statusNotifier { await exportTrayIcon() }
+            // Before any effect is carried out: registering the tray icon needs it exported, and its menu first.
+            if model.features.statusNotifier {
+                await exportTrayMenu()
+                await exportTrayIcon()
+            }
             await withDiscardingTaskGroup { following in
                 following.addTask { await self.carryOut() }
                 for await message in events {
@@ -157,6 +161,19 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
         }
     }
 
+    /// The menu answers from the model as it is when a host asks.
+    private func exportTrayMenu() async {
+        let interface = TrayMenuInterface.exported(
+            menu: { [weak self] in await self?.model.trayMenu ?? TrayMenu() },
+            event: { [weak self] item, event in await self?.receive(.trayMenuEvent(item, event: event)) }
+        )
+        do {
+            try await bus.export(interface, at: DBusMenu.path)
+        } catch {
+            logger.warning("no tray menu: \(error)")
+        }
+    }
+
     private func armToolTipTimer(at deadline: ContinuousClock.Instant) {
         toolTipTimer?.cancel()
         toolTipTimer = Task { [weak self, clock] in
@@ -212,6 +229,15 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
                 try await bus.emitSignal(
                     path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewToolTip", []
                 )
+            case .readManager:
+                Task { await receive(.managerRead(await managerProperties())) }
+            case .trayMenu(let action):
+                try perform(action)
+            case .updateTrayMenu(let updates):
+                try await bus.emitSignal(
+                    path: DBusMenu.path, interface: DBusMenu.interface, member: "ItemsPropertiesUpdated",
+                    TrayMenuInterface.itemsPropertiesUpdated(updates)
+                )
             case .armToolTipTimer:
                 return  // armed when queued
             }
@@ -243,6 +269,49 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
             try bus.send(
                 .methodCall(destination: daemon, path: task, interface: HaulBus.taskInterface, member: method.rawValue)
             )
+        }
+    }
+
+    /// In order with the clicks; hauld's answers need none (the changes come back as `PropertiesChanged`).
+    private nonisolated func perform(_ action: TrayMenu.Action) throws {
+        switch action {
+        case .manager(let method):
+            try bus.send(
+                .methodCall(
+                    destination: daemon, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+                    member: method.rawValue
+                )
+            )
+        case .setDownloadRateLimit(let limit):
+            try bus.send(
+                .methodCall(
+                    destination: daemon, path: HaulBus.managerPath, interface: StandardInterfaces.properties.name,
+                    member: "Set",
+                    body: [
+                        .string(HaulBus.managerInterface), .string(ManagerProperty.downloadRateLimit.name),
+                        .variant(.uint64(limit)),
+                    ]
+                )
+            )
+        case .openDownloadsFolder:
+            DownloadsFolder.open(logger: logger)
+        }
+    }
+
+    /// The Manager's properties, for the tray menu's download limit; nil when hauld did not answer.
+    private nonisolated func managerProperties() async -> [String: DBusValue]? {
+        do {
+            let reply = try await bus.call(
+                .methodCall(
+                    destination: daemon, path: HaulBus.managerPath, interface: StandardInterfaces.properties.name,
+                    member: "GetAll", body: [.string(HaulBus.managerInterface)]
+                ),
+                timeout: .seconds(5)
+            )
+            return reply.first?.stringDictionary
+        } catch {
+            logger.warning("could not read the Manager's settings for the tray menu: \(error)")
+            return nil
         }
     }
 

@@ -14,6 +14,12 @@ package enum DesktopEffect: Sendable, Equatable {
     case setTrayStatus(visible: Bool)
     /// The tray icon's `ToolTip` and `NewToolTip`.
     case setTrayToolTip(TrayToolTip)
+    /// `GetAll` of hauld's Manager, answered with ``DesktopEvent/managerRead(_:)``.
+    case readManager
+    /// A tray menu item's action: a Manager method, a new `DownloadRateLimit`, opening the downloads folder.
+    case trayMenu(TrayMenu.Action)
+    /// The menu items' `ItemsPropertiesUpdated`.
+    case updateTrayMenu([TrayMenu.Update])
     /// ``DesktopEvent/toolTipDue`` at this instant: a timer of the bridge's own, not a call.
     case armToolTipTimer(at: ContinuousClock.Instant)
 }

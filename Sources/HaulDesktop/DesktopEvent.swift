@@ -15,6 +15,12 @@ package enum DesktopEvent: Sendable, Equatable {
     case taskRemoved(ObjectPath)
     /// The indicator's `PropertiesChanged`.
     case indicatorChanged([String: DBusValue])
+    /// The Manager's `PropertiesChanged`.
+    case managerChanged([String: DBusValue])
+    /// The answer to ``DesktopEffect/readManager``: the Manager's properties, or nil when hauld did not answer.
+    case managerRead([String: DBusValue]?)
+    /// A host sent `event` (`clicked`, `hovered`, …) for an item of the tray icon's menu.
+    case trayMenuEvent(TrayMenu.Item, event: String)
     /// `name` has a new owner; an empty owner when it has none.
     case nameOwnerChanged(name: String, owner: String)
     /// A job view's signal (`suspendRequested`, …), sent by the job view server's owner.
@@ -48,6 +54,7 @@ package enum DesktopEvent: Sendable, Equatable {
             switch body.first?.stringValue {
             case HaulBus.taskInterface?: self = .taskChanged(path, changes)
             case HaulBus.indicatorInterface?: self = .indicatorChanged(changes)
+            case HaulBus.managerInterface?: self = .managerChanged(changes)
             default: return nil
             }
         case ("org.freedesktop.DBus"?, "NameOwnerChanged"?):

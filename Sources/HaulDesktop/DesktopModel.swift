@@ -4,7 +4,8 @@ package import HaulContract
 /// The desktop bridge's state as a pure state machine: events (``DesktopEvent``) carry the current instant and
 /// return the effects to carry out, in order (``DesktopEffect``). It knows hauld's tasks only as the contract shows
 /// them (``TaskSnapshot``), and holds the KDE job views (``JobViewBook``), the notifications waiting for the server's
-/// capabilities (``NotificationQueue``) and the tray icon's tooltip schedule (``TrayToolTipSchedule``).
+/// capabilities (``NotificationQueue``), the tray icon's tooltip schedule (``TrayToolTipSchedule``) and its menu
+/// (``TrayMenu``), which also follows the Manager's settings (``ManagerSnapshot``).
 package struct DesktopModel: Sendable {
     package typealias Instant = ContinuousClock.Instant
 
@@ -13,6 +14,11 @@ package struct DesktopModel: Sendable {
     private var jobViews = JobViewBook()
     private var notifications = NotificationQueue()
     private var toolTip = TrayToolTipSchedule(shown: TrayToolTip(tasks: []))
+    private var manager = ManagerSnapshot()
+    /// The Manager's properties heard of in `PropertiesChanged`: newer than a `GetAll` answer that arrives later.
+    private var managerSignalled: Set<String> = []
+    /// The tray icon's menu as shown now.
+    package private(set) var trayMenu = TrayMenu()
 
     package init(features: DesktopFeatures) {
         self.features = features
@@ -29,7 +35,10 @@ package struct DesktopModel: Sendable {
                 effects += jobViewActions(jobViews.serverOwner(jobViewServer, tasks: tasks, now: now))
             }
             if features.notifications, notificationServer { effects += notifications.serverChanged(present: true) }
-            if features.statusNotifier, trayWatcher { effects.append(.registerTrayIcon) }
+            if features.statusNotifier {
+                effects.append(.readManager)
+                if trayWatcher { effects.append(.registerTrayIcon) }
+            }
             return effects
         case .taskAdded(let path, let properties):
             return taskChanged(path, TaskSnapshot(properties: properties), now: now)
@@ -44,6 +53,20 @@ package struct DesktopModel: Sendable {
                 return []
             }
             return [.setTrayStatus(visible: visible)]
+        case .managerChanged(let changes):
+            managerSignalled.formUnion(changes.keys)
+            manager.apply(changes)
+            return trayMenuChanged()
+        case .managerRead(let properties?):
+            manager.apply(properties.filter { !managerSignalled.contains($0.key) })
+            return trayMenuChanged()
+        case .managerRead(nil):
+            return []
+        case .trayMenuEvent(let item, let event):
+            guard features.statusNotifier, event == DBusMenu.clickedEvent,
+                let action = trayMenu.action(clicking: item)
+            else { return [] }
+            return [.trayMenu(action)]
         case .nameOwnerChanged(let name, let owner):
             return ownerChanged(name, owner: owner, now: now)
         case .jobViewRequest(let view, let signal):
@@ -74,8 +97,20 @@ package struct DesktopModel: Sendable {
             effects += notifications.add(notification)
         }
         if features.jobViews { effects += jobViewActions(jobViews.taskChanged(path, task, now: now)) }
-        if features.statusNotifier { effects += toolTip.transfersChanged(now: now, current: currentToolTip) }
+        if features.statusNotifier {
+            effects += toolTip.transfersChanged(now: now, current: currentToolTip)
+            effects += trayMenuChanged()
+        }
         return effects
+    }
+
+    /// The menu for the tasks and limit now, and the items that changed, if any.
+    private mutating func trayMenuChanged() -> [DesktopEffect] {
+        guard features.statusNotifier else { return [] }
+        let menu = TrayMenu(tasks: tasks.values, downloadRateLimit: manager.downloadRateLimit)
+        let updates = menu.updates(since: trayMenu)
+        trayMenu = menu
+        return updates.isEmpty ? [] : [.updateTrayMenu(updates)]
     }
 
     private mutating func ownerChanged(_ name: String, owner: String, now: Instant) -> [DesktopEffect] {

@@ -39,21 +39,37 @@ import Testing
         return outputs
     }
 
+    /// The tray icon's start: its menu, then the item exported; then the Manager's settings asked for (answered: no
+    /// limit, which changes no item) and, with a watcher, the registration, in either order. Returns what went out.
+    static func trayStarted(_ bus: FakeDesktopBus, registers: Bool) async -> [Output] {
+        let outputs = await next(registers ? 4 : 3, of: bus)
+        bus.answer("GetAll", with: .success([.vardict([ManagerProperty.downloadRateLimit.name: .uint64(0)])]))
+        return outputs
+    }
+
     @Test func theTrayIconIsExportedPassiveThenRegisteredAndFollowsTheIndicator() async throws {
         let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
         try await Self.with(features, owners: [StatusNotifierItem.watcherName: ":1.3"]) { bridge, bus, _ in
-            let first = await Self.next(2, of: bus)
-            guard case .exported(StatusNotifierItem.path, let properties)? = first.first else {
+            let first = await Self.trayStarted(bus, registers: true)
+            guard case .exported(DBusMenu.path, let menu)? = first.first,
+                case .exported(StatusNotifierItem.path, let properties)? = first.dropFirst().first
+            else {
                 Issue.record("\(first)")
                 return
             }
+            #expect(menu["Version"] == .uint32(3))
             #expect(properties["Status"] == .string("Passive"))
+            #expect(properties["Menu"] == .objectPath(DBusMenu.path))
             #expect(
-                first.last
-                    == .called(
+                first.contains(
+                    .called(
                         destination: StatusNotifierItem.watcherName, member: "RegisterStatusNotifierItem",
                         body: [.string(bus.uniqueName)]
-                    ))
+                    )))
+            #expect(
+                first.contains(
+                    .called(destination: Self.hauld, member: "GetAll", body: [.string(HaulBus.managerInterface)])
+                ))
             bus.answer("RegisterStatusNotifierItem", with: .success([]))
             await bridge.receive(.indicatorChanged(IndicatorProperty.values([.visible: .boolean(true)])))
             #expect(
@@ -68,20 +84,32 @@ import Testing
     @Test func theToolTipWaitsForTheClock() async throws {
         let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
         try await Self.with(features) { bridge, bus, clock in
-            _ = await Self.next(1, of: bus)  // the export
+            _ = await Self.trayStarted(bus, registers: false)
             await bridge.receive(.taskAdded(Self.task, Tasks.properties(bytes: 1, expected: 100)))
             let first = TrayToolTip(tasks: [Tasks.download(bytes: 1, expected: 100)])
+            let enabled = DBusValue.vardict([DBusMenu.Key.enabled: .boolean(true)])
             #expect(
-                await Self.next(2, of: bus) == [
+                await Self.next(3, of: bus) == [
                     .updated(path: StatusNotifierItem.path, changes: ["ToolTip": first.value]),
                     .signal(path: StatusNotifierItem.path, member: "NewToolTip", body: []),
+                    // Suspend all and Cancel all are enabled now.
+                    .signal(
+                        path: DBusMenu.path, member: "ItemsPropertiesUpdated",
+                        body: [
+                            .array(
+                                .structure([.int32, .dictionary(key: .string, value: .variant)]),
+                                [.structure([.int32(1), enabled]), .structure([.int32(3), enabled])]
+                            ),
+                            .array(.structure([.int32, .array(.string)]), []),
+                        ]
+                    ),
                 ])
 
             let progress = TaskProperty.values([.bytesReceived: .uint64(60), .downloadProgress: .double(0.6)])
             await bridge.receive(.taskChanged(Self.task, progress))
             clock.advance(by: .milliseconds(999))
             await bridge.carriedOut()
-            #expect(bus.recorded.count == 3, "nothing before the second is over: \(bus.recorded)")
+            #expect(bus.recorded.count == 6, "nothing before the second is over: \(bus.recorded)")
             #expect(clock.sleeperCount == 1)
 
             clock.advance(by: .milliseconds(1))
@@ -98,7 +126,7 @@ import Testing
     @Test func aSlowRequestViewHoldsUpNothingElse() async throws {
         let features = DesktopFeatures(jobViews: true, statusNotifier: true, notifications: false)
         try await Self.with(features, owners: [KDEJobView.serverName: Self.plasma]) { bridge, bus, _ in
-            _ = await Self.next(1, of: bus)  // the export
+            _ = await Self.trayStarted(bus, registers: false)
             await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
             // The request is made on its own, so it may come before or after the tooltip.
             let request = Output.called(
@@ -107,7 +135,7 @@ import Testing
                     .string(KDEJobView.desktopEntry), .int32(3), .vardict(JobViewHints.request(for: Tasks.download())),
                 ]
             )
-            #expect(await Self.next(3, of: bus).contains(request))
+            #expect(await Self.next(4, of: bus).contains(request))
             await bridge.receive(.indicatorChanged(IndicatorProperty.values([.visible: .boolean(true)])))
             await bridge.receive(.taskChanged(Self.task, TaskProperty.values([.bytesReceived: .uint64(10)])))
             #expect(
@@ -116,7 +144,7 @@ import Testing
                     .signal(path: StatusNotifierItem.path, member: "NewStatus", body: [.string("Active")]),
                 ])
             await bridge.carriedOut()
-            #expect(bus.recorded.count == 6, "no update before the view: \(bus.recorded)")
+            #expect(bus.recorded.count == 9, "no update before the view: \(bus.recorded)")
 
             bus.answer("requestView", with: .success([.objectPath(Self.view)]))
             #expect(
@@ -141,6 +169,32 @@ import Testing
             #expect(
                 await Self.next(1, of: bus) == [
                     .sent(destination: Self.hauld, path: Self.task, member: TaskMethod.cancel.rawValue, body: [])
+                ])
+        }
+    }
+
+    /// The tray menu's clicks reach hauld's Manager from the bridge's connection, in order.
+    @Test func theTrayMenusClicksCallTheManager() async throws {
+        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
+        try await Self.with(features) { bridge, bus, _ in
+            _ = await Self.trayStarted(bus, registers: false)
+            await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
+            _ = await Self.next(3, of: bus)  // the tooltip and the menu's update
+            await bridge.receive(.trayMenuEvent(.suspendAll, event: DBusMenu.clickedEvent))
+            await bridge.receive(.trayMenuEvent(.limit5MiB, event: DBusMenu.clickedEvent))
+            #expect(
+                await Self.next(2, of: bus) == [
+                    .sent(
+                        destination: Self.hauld, path: HaulBus.managerPath, member: ManagerMethod.suspendAll.rawValue,
+                        body: []
+                    ),
+                    .sent(
+                        destination: Self.hauld, path: HaulBus.managerPath, member: "Set",
+                        body: [
+                            .string(HaulBus.managerInterface), .string(ManagerProperty.downloadRateLimit.name),
+                            .variant(.uint64(5 * TrayMenu.mebibyte)),
+                        ]
+                    ),
                 ])
         }
     }

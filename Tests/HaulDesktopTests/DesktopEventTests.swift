@@ -62,11 +62,12 @@ import Testing
             [.string(HaulBus.indicatorInterface), .vardict(visible), .strings([])]
         )
         #expect(DesktopEvent(indicator) == .indicatorChanged(visible.mapValues(DBusValue.variant)))
+        let limit = ManagerProperty.values([.downloadRateLimit: .uint64(1024)])
         let manager = Self.signal(
             StandardInterfaces.properties.name, "PropertiesChanged", path: HaulBus.managerPath,
-            [.string(HaulBus.managerInterface), .vardict([:]), .strings([])]
+            [.string(HaulBus.managerInterface), .vardict(limit), .strings([])]
         )
-        #expect(DesktopEvent(manager) == nil)
+        #expect(DesktopEvent(manager) == .managerChanged(limit.mapValues(DBusValue.variant)))
     }
 
     @Test func ownersAndJobViewButtons() {

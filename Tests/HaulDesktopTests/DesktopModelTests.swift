@@ -37,14 +37,19 @@ import Testing
     @Test func whatIsThereAtTheStartIsUsed() {
         var model = DesktopModel(features: DesktopFeatures(notifications: true))
         let started = DesktopEvent.started(jobViewServer: Self.plasma, notificationServer: true, trayWatcher: true)
-        #expect(model.handle(started, now: Self.at(0)) == [.askNotificationCapabilities(query: 1), .registerTrayIcon])
+        #expect(
+            model.handle(started, now: Self.at(0))
+                == [.askNotificationCapabilities(query: 1), .readManager, .registerTrayIcon])
         let running = Tasks.download()
         let request = JobViewBook.Action.requestView(
             task: Self.task, server: Self.plasma, capabilities: 3, hints: JobViewHints.request(for: running)
         )
         #expect(
             model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))
-                == [.jobView(request), .setTrayToolTip(TrayToolTip(tasks: [running]))])
+                == [
+                    .jobView(request), .setTrayToolTip(TrayToolTip(tasks: [running])),
+                    .updateTrayMenu(TrayMenu(tasks: [running]).updates(since: TrayMenu())),
+                ])
     }
 
     @Test func nothingIsShownThatWasTurnedOff() {
@@ -115,7 +120,10 @@ import Testing
         let one = Tasks.download(bytes: 1, expected: 100)
         #expect(
             model.handle(.taskAdded(Self.task, Tasks.properties(bytes: 1, expected: 100)), now: Self.at(0))
-                == [.setTrayToolTip(TrayToolTip(tasks: [one]))])
+                == [
+                    .setTrayToolTip(TrayToolTip(tasks: [one])),
+                    .updateTrayMenu(TrayMenu(tasks: [one]).updates(since: TrayMenu())),
+                ])
         #expect(
             model.handle(.taskChanged(Self.task, Self.progress(20)), now: Self.at(300))
                 == [.armToolTipTimer(at: Self.at(1000))])
@@ -171,5 +179,58 @@ import Testing
         _ = model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))
         #expect(model.handle(.viewAnswered(task: Self.task, server: Self.plasma, view: nil), now: Self.at(2)).isEmpty)
         #expect(model.handle(.taskChanged(Self.task, Tasks.properties(bytes: 5)), now: Self.at(3)).isEmpty)
+    }
+
+    @Test func theTrayMenuFollowsTheTasksAndTheManagersLimit() {
+        var model = DesktopModel(features: Self.trayOnly)
+        let started = DesktopEvent.started(jobViewServer: nil, notificationServer: false, trayWatcher: true)
+        #expect(model.handle(started, now: Self.at(0)) == [.readManager, .registerTrayIcon])
+        let limit = ManagerProperty.downloadRateLimit.name
+        let fiveMiB = 5 * TrayMenu.mebibyte
+        let read = model.handle(.managerRead([limit: .variant(.uint64(fiveMiB))]), now: Self.at(1))
+        #expect(read == [.updateTrayMenu(TrayMenu(downloadRateLimit: fiveMiB).updates(since: TrayMenu()))])
+        #expect(model.trayMenu == TrayMenu(downloadRateLimit: fiveMiB))
+
+        let effects = model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(2))
+        let running = TrayMenu(tasks: [Tasks.download()], downloadRateLimit: fiveMiB)
+        #expect(effects.contains(.updateTrayMenu(running.updates(since: TrayMenu(downloadRateLimit: fiveMiB)))))
+        // Progress changes no item.
+        #expect(
+            !model.handle(.taskChanged(Self.task, Self.progress(5)), now: Self.at(3)).contains {
+                if case .updateTrayMenu = $0 { true } else { false }
+            })
+        #expect(model.handle(.managerChanged([limit: .uint64(0)]), now: Self.at(4)) == [
+            .updateTrayMenu([
+                .init(item: .noLimit, properties: [DBusMenu.Key.toggleState: .int32(1)]),
+                .init(item: .limit5MiB, properties: [DBusMenu.Key.toggleState: .int32(0)]),
+            ])
+        ])
+        // A `GetAll` answer older than the signal changes nothing.
+        #expect(model.handle(.managerRead([limit: .uint64(fiveMiB)]), now: Self.at(5)).isEmpty)
+        #expect(model.trayMenu.downloadRateLimit == 0)
+        #expect(model.handle(.managerRead(nil), now: Self.at(6)).isEmpty)
+    }
+
+    @Test func aClickOnTheTrayMenuAsksForItsAction() {
+        var model = Self.model(Self.trayOnly)
+        #expect(model.handle(.trayMenuEvent(.suspendAll, event: DBusMenu.clickedEvent), now: Self.at(1)).isEmpty)
+        _ = model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(2))
+        #expect(
+            model.handle(.trayMenuEvent(.suspendAll, event: DBusMenu.clickedEvent), now: Self.at(3))
+                == [.trayMenu(.manager(.suspendAll))])
+        #expect(model.handle(.trayMenuEvent(.suspendAll, event: "hovered"), now: Self.at(4)).isEmpty)
+        #expect(
+            model.handle(.trayMenuEvent(.limit1MiB, event: DBusMenu.clickedEvent), now: Self.at(5))
+                == [.trayMenu(.setDownloadRateLimit(TrayMenu.mebibyte))])
+        #expect(
+            model.handle(.trayMenuEvent(.openDownloads, event: DBusMenu.clickedEvent), now: Self.at(6))
+                == [.trayMenu(.openDownloadsFolder)])
+        #expect(model.handle(.trayMenuEvent(.separator, event: DBusMenu.clickedEvent), now: Self.at(7)).isEmpty)
+
+        var noTray = Self.model(Self.jobViewsOnly)
+        _ = noTray.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))
+        #expect(noTray.handle(.trayMenuEvent(.suspendAll, event: DBusMenu.clickedEvent), now: Self.at(2)).isEmpty)
+        let limit = DesktopEvent.managerChanged([ManagerProperty.downloadRateLimit.name: .uint64(1)])
+        #expect(noTray.handle(limit, now: Self.at(3)).isEmpty)
     }
 }

@@ -17,9 +17,12 @@ struct DesktopFixture {
         try await body(DesktopFixture(bus: bus, server: server))
     }
 
-    /// Runs `body` with hauld started with `arguments`, stopping hauld afterwards unless `body` did.
-    func withHauld(_ arguments: [String] = [], _ body: (TransferFixture) async throws -> Void) async throws {
-        let hauld = try await HauldProcess(bus: bus, arguments: arguments)
+    /// Runs `body` with hauld started with `arguments` and `environment` added to its own, stopping hauld afterwards
+    /// unless `body` did.
+    func withHauld(
+        _ arguments: [String] = [], environment: [String: String] = [:], _ body: (TransferFixture) async throws -> Void
+    ) async throws {
+        let hauld = try await HauldProcess(bus: bus, arguments: arguments, environment: environment)
         let client = try await DBusConnection.connect(address: bus.address)
         let folder = bus.directory.appendingPathComponent("downloads")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

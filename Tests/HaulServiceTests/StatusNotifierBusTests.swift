@@ -1,6 +1,7 @@
 import DBusKit
 import Foundation
 import HaulContract
+import HaulDesktop
 import HaulTestSupport
 import Testing
 
@@ -27,6 +28,8 @@ import Testing
                 #expect(try await property("Status") == .string("Passive"))
                 #expect(try await property("Category") == .string("SystemServices"))
                 #expect(try await property("ItemIsMenu") == .boolean(false))
+                // The menu hosts show on a right click (DBusMenuBusTests reads it).
+                #expect(try await property("Menu") == .objectPath(DBusMenu.path))
                 #expect(try await property("IconName") == .string("network-transmit-receive"))
                 #expect(try await Self.toolTipText(property("ToolTip")) == "No transfers running")
 

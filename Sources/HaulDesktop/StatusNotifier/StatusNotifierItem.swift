@@ -57,7 +57,8 @@ package enum StatusNotifierItem {
         )
     }()
 
-    /// The exported item. Haul has no window or menu: clicks and scrolls are accepted and do nothing.
+    /// The exported item. Its menu is ``DBusMenu`` at ``DBusMenu/path``, which hosts show themselves; Haul has no
+    /// window, so clicks and scrolls are accepted and do nothing.
     static func exportedInterface(visible: Bool, toolTip: TrayToolTip) -> DBusExportedInterface {
         let nothing: DBusExportedInterface.MethodHandler = { _ in [] }
         return DBusExportedInterface(
@@ -80,8 +81,7 @@ package enum StatusNotifierItem {
                 "Status": .string(status(visible: visible)),
                 "WindowId": .int32(0),
                 "IconThemePath": .string(""),
-                // The conventional "no menu" path (KDE, libappindicator).
-                "Menu": .objectPath("/NO_DBUSMENU"),
+                "Menu": .objectPath(DBusMenu.path),
                 "ItemIsMenu": .boolean(false),
                 "IconName": .string(iconName),
                 "IconPixmap": .array(pixmap, []),
