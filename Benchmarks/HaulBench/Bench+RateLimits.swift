@@ -22,15 +22,16 @@ extension Bench {
         let url = server.url(Workspace.rateLimitedFile, throttled: false)
         guard let port = URL(string: url)?.port else { throw TestSupportError("no port in \(url)") }
         let bytes = Workspace.rateLimitedSize
+        let perGiB = Double(1 << 30) / Double(bytes)
 
-        var unlimitedCPU: [Double] = []
+        var unlimited: [DownloadCost] = []
         for round in 0..<settings.rounds {
-            let (cpu, _) = try await downloadToTheEnd(url, name: "unlimited-\(round).bin", limit: nil, port: port)
-            unlimitedCPU.append(cpu)
+            let (cost, _) = try await downloadToTheEnd(url, name: "unlimited-\(round).bin", limit: nil, port: port)
+            unlimited.append(cost)
         }
         // One task at its own limit, to the end (the file lasts 30 s at the limit), so that its CPU counts the same
         // work as the unlimited rounds: open, preallocate, receive, sync, rename.
-        let (limitedCPU, record) = try await downloadToTheEnd(
+        let (limited, record) = try await downloadToTheEnd(
             url, name: "limited.bin", limit: Self.taskLimit, port: port
         )
         guard let single = record else { throw TestSupportError("the limited run recorded no wire") }
@@ -60,16 +61,25 @@ extension Bench {
             single: LimitedRunFigures(record: single, limit: Self.taskLimit, tasks: 1),
             shared: LimitedRunFigures(record: shared, limit: Self.globalLimit, tasks: Self.sharingTasks),
             bytes: bytes,
-            unlimitedCPUSecondsPerGiB: unlimitedCPU.map { $0 * Double(1 << 30) / Double(bytes) },
-            limitedCPUSecondsPerGiB: limitedCPU * Double(1 << 30) / Double(bytes)
+            unlimitedCPUSecondsPerGiB: unlimited.map { $0.cpuSeconds * perGiB },
+            limitedCPUSecondsPerGiB: limited.cpuSeconds * perGiB,
+            unlimitedWakeupsPerGiB: unlimited.map { Double($0.wakeups) * perGiB },
+            limitedWakeupsPerGiB: Double(limited.wakeups) * perGiB
         )
     }
 
-    /// hauld's CPU seconds for one download over one connection, from the `Download` call to its completion, and,
-    /// when it is limited, the wire until the end of the steady part.
+    /// What one download cost hauld, from the `Download` call to its completion.
+    private struct DownloadCost {
+        let cpuSeconds: Double
+        /// Context switches of hauld's threads.
+        let wakeups: Int
+    }
+
+    /// hauld's cost of one download over one connection and, when it is limited, the wire until the end of the
+    /// steady part.
     private func downloadToTheEnd(
         _ url: String, name: String, limit: Int?, port: Int
-    ) async throws -> (Double, WireRecord?) {
+    ) async throws -> (DownloadCost, WireRecord?) {
         var options: [DownloadOption: DBusValue] = [.connections: .uint32(1)]
         if let limit { options[.rateLimit] = .uint64(UInt64(limit)) }
         let before = try ProcessSample(pid: pid)
@@ -78,10 +88,11 @@ extension Bench {
         var record: WireRecord?
         if limit != nil { record = try await WireCounter(port: port, start: start).record(until: Self.steadyTo) }
         _ = try await client.completions(of: [task], timeout: .seconds(120))
-        let cpu = try ProcessSample(pid: pid).cpuTime(since: before).seconds
+        let after = try ProcessSample(pid: pid)
         try await client.forget([task])
         try workspace.clearDownloads()
-        return (cpu, record)
+        let cost = DownloadCost(cpuSeconds: after.cpuTime(since: before).seconds, wakeups: after.wakeups(since: before))
+        return (cost, record)
     }
 }
 
@@ -97,7 +108,8 @@ struct LimitedRunFigures: Codable, Sendable {
     var worstWindowRate: Double
     /// Each connection over the steady part (one per task).
     var connectionRates: [Double]
-    /// Every sample's total bytes, for plotting: seconds since the `Download` calls, bytes.
+    /// Every sample's total bytes of the connections listed so far (idle pooled ones too), for plotting: seconds
+    /// since the `Download` calls, bytes.
     var totals: [[Double]]
 
     init(record: WireRecord, limit: Int, tasks: Int) {
@@ -131,6 +143,9 @@ struct RateLimitFigures: Codable, Sendable {
     var unlimitedCPUSecondsPerGiB: [Double]
     /// The same for the one task at its limit.
     var limitedCPUSecondsPerGiB: Double
+    /// hauld's wake-ups (context switches of its threads) per GiB, each unlimited round, and at the limit.
+    var unlimitedWakeupsPerGiB: [Double]
+    var limitedWakeupsPerGiB: Double
 
     var cpuRatio: Double { limitedCPUSecondsPerGiB / max(Statistics.median(unlimitedCPUSecondsPerGiB), 1e-9) }
 }

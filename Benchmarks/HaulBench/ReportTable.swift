@@ -161,6 +161,12 @@ enum ReportTable {
                     format: "%.2f s / %.2f s = %.2f×", limits.limitedCPUSecondsPerGiB, unlimited, limits.cpuRatio
                 )
             ),
+            Row(
+                figure: "  wake-ups per GiB at \(size(single.limit))/s / unlimited",
+                hauld: String(
+                    format: "%.0f / %.0f", limits.limitedWakeupsPerGiB, Statistics.median(limits.unlimitedWakeupsPerGiB)
+                )
+            ),
         ]
     }
 
