@@ -33,7 +33,7 @@ extension Bench {
         }
 
         try await client.managerCall(.cancelAll)
-        _ = try await client.completions(of: tasks, allowing: .cancelled)
+        _ = try await client.completions(of: tasks, allowing: [.cancelled])
         try await client.forget(tasks)
         try workspace.clearDownloads()
         let figures = ControlFigures(tasksInFlight: count, suspend: Latencies(suspends), resume: Latencies(resumes))

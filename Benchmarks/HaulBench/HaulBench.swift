@@ -50,13 +50,16 @@ struct HaulBench: AsyncParsableCommand {
 
     @Option(
         parsing: .upToNextOption,
-        help: "Phases to run (default: all): indicator, single, concurrent, segmented, control, idle. For profiling one."
+        help: """
+            Phases to run (default: all): indicator, single, concurrent, segmented, ratelimit, control, idle. \
+            For profiling one.
+            """
     )
     var phases: [Phase] = Phase.allCases
 
     enum ServerKind: String, ExpressibleByArgument { case nginx, python }
     enum Phase: String, CaseIterable, ExpressibleByArgument {
-        case indicator, single, concurrent, segmented, control, idle
+        case indicator, single, concurrent, segmented, ratelimit, control, idle
     }
 
     func validate() throws {
@@ -76,7 +79,8 @@ struct HaulBench: AsyncParsableCommand {
         // Only the files the chosen phases download are written (the large one alone is a GiB).
         let workspace = try Workspace(
             largeSize: phases.contains(.single) ? settings.largeSize : 0, smallSize: settings.smallSize,
-            segmentedSize: phases.contains(.segmented) ? settings.segmentedSize : 0
+            segmentedSize: phases.contains(.segmented) ? settings.segmentedSize : 0,
+            rateLimited: phases.contains(.ratelimit)
         )
         defer { workspace.remove() }
         let fileServer = try await startServer(workspace)
@@ -109,6 +113,11 @@ struct HaulBench: AsyncParsableCommand {
             if phases.contains(.segmented) {
                 log("\(segmentedMiB) MiB in segments: capped at \(connectionCap >> 20) MiB/s per connection, and not")
                 results.segmented = try await bench.segmentedDownloads()
+            }
+            if phases.contains(.ratelimit) {
+                log("rate limits: 1 task at \(Bench.taskLimit >> 20) MiB/s, \(Bench.sharingTasks) sharing "
+                    + "\(Bench.globalLimit >> 20) MiB/s, \(rounds) unlimited rounds for the CPU")
+                results.rateLimits = try await bench.rateLimits()
             }
             if phases.contains(.control) {
                 log("Suspend/Resume with \(transfers) throttled downloads in flight")

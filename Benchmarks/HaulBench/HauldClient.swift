@@ -50,6 +50,13 @@ struct HauldClient: Sendable {
         )
     }
 
+    func setManager(_ property: ManagerProperty, _ value: DBusValue) async throws {
+        try await connection.setProperty(
+            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+            name: property.name, value: value
+        )
+    }
+
     func indicatorCall(_ method: IndicatorMethod) async throws {
         _ = try await connection.call(
             destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
@@ -64,14 +71,16 @@ struct HauldClient: Sendable {
         )
     }
 
-    /// Waits for every task's `TaskDidComplete`; throws if one failed or the wait exceeds `timeout`.
-    func completions(of tasks: [ObjectPath], timeout: Duration = .seconds(300), allowing error: HaulErrorName? = nil)
-        async throws -> [BusSignal]
-    {
+    /// Waits for every task's `TaskDidComplete`; throws if one ended with an error not in `allowed` (nil: success)
+    /// or the wait exceeds `timeout`.
+    func completions(
+        of tasks: [ObjectPath], timeout: Duration = .seconds(300), allowing allowed: [HaulErrorName?] = [nil]
+    ) async throws -> [BusSignal] {
+        let names = Set(allowed.map { $0?.fullName ?? "" })
         let deadline = ContinuousClock.now + timeout
         while true {
             if let found = signals.completions(of: tasks) {
-                if let failed = found.first(where: { $0.errorName != (error?.fullName ?? "") }) {
+                if let failed = found.first(where: { $0.errorName.map { names.contains($0) } != true }) {
                     throw TestSupportError("\(failed.task?.rawValue ?? "?") ended with \(failed.errorName ?? "?")")
                 }
                 return found

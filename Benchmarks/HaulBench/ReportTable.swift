@@ -73,6 +73,9 @@ enum ReportTable {
                 ),
             ]
         }
+        if let limits = results.rateLimits {
+            rows += rateLimitRows(limits)
+        }
         if let fresh = results.hauldFresh {
             rows.append(Row(figure: "Fresh hauld, RSS / anonymous / PSS", hauld: memory(fresh)))
         }
@@ -130,6 +133,46 @@ enum ReportTable {
             ]
         }
         return rows
+    }
+
+    /// The rates on the wire over the steady part, beside the limit, and the CPU per GiB at a limit and without.
+    private static func rateLimitRows(_ limits: RateLimitFigures) -> [Row] {
+        let (single, shared) = (limits.single, limits.shared)
+        let steady = String(format: "%.0f–%.0f s", single.fromSeconds, single.toSeconds)
+        let unlimited = Statistics.median(limits.unlimitedCPUSecondsPerGiB)
+        return [
+            Row(
+                figure: "Rate limit \(size(single.limit))/s, 1 task, \(steady) on the wire (worst 10 s)",
+                hauld: "\(rate(single.rate, of: single)) (\(rate(single.worstWindowRate, of: single)))"
+            ),
+            Row(
+                figure: "Rate limit \(size(shared.limit))/s shared by \(shared.tasks), total (worst 10 s)",
+                hauld: "\(rate(shared.rate, of: shared)) (\(rate(shared.worstWindowRate, of: shared)))"
+            ),
+            Row(
+                figure: "  each task, against an equal share",
+                hauld: shared.connectionRates.map { String(format: "%.3f", $0 / Double(1 << 20)) }
+                    .joined(separator: " / ") + " MiB/s"
+            ),
+            Row(
+                figure: "CPU per GiB at \(size(single.limit))/s / unlimited (median of "
+                    + "\(limits.unlimitedCPUSecondsPerGiB.count))",
+                hauld: String(
+                    format: "%.2f s / %.2f s = %.2f×", limits.limitedCPUSecondsPerGiB, unlimited, limits.cpuRatio
+                )
+            ),
+            Row(
+                figure: "  wake-ups per GiB at \(size(single.limit))/s / unlimited",
+                hauld: String(
+                    format: "%.0f / %.0f", limits.limitedWakeupsPerGiB, Statistics.median(limits.unlimitedWakeupsPerGiB)
+                )
+            ),
+        ]
+    }
+
+    /// `5.012 MiB/s, +0.2 %`.
+    static func rate(_ bytesPerSecond: Double, of run: LimitedRunFigures) -> String {
+        String(format: "%.3f MiB/s, %+.1f %%", bytesPerSecond / Double(1 << 20), run.deviation(bytesPerSecond) * 100)
     }
 
     /// Wall time and CPU (times `cpuScale`) of hauld beside curl's with its fsync, then beside curl's alone.

@@ -13,6 +13,7 @@ struct BenchResults: Codable, Sendable {
     var singleDownload: SingleDownloadFigures?
     var concurrent: ConcurrentFigures?
     var segmented: SegmentedFigures?
+    var rateLimits: RateLimitFigures?
     var busLoad: [BusLoadFigures] = []
     var control: ControlFigures?
     var indicator: IndicatorFigures?

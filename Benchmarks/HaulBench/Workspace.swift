@@ -21,7 +21,12 @@ struct Workspace: Sendable {
     /// for everything else running); 200 of this one take 9.4 GiB.
     static let throttledSize = 48 << 20
 
-    init(largeSize: Int, smallSize: Int, segmentedSize: Int) throws {
+    /// The file of the rate-limit phase: 30 s at its one task's limit (5 MiB/s), so that the task is still
+    /// running when the steady part of its run (5 to 25 s) is recorded.
+    static let rateLimitedFile = "rate-limited.bin"
+    static let rateLimitedSize = 150 << 20
+
+    init(largeSize: Int, smallSize: Int, segmentedSize: Int, rateLimited: Bool) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("haul-bench-\(UUID().uuidString)")
         served = root.appendingPathComponent("www")
         hauldDownloads = root.appendingPathComponent("hauld")
@@ -37,6 +42,10 @@ struct Workspace: Sendable {
         try ContentFile.write(served.appendingPathComponent(Self.throttledFile), size: Self.throttledSize, seed: 4)
         if segmentedSize > 0 {
             try ContentFile.write(served.appendingPathComponent(Self.segmentedFile), size: segmentedSize, seed: 3)
+        }
+        if rateLimited {
+            let url = served.appendingPathComponent(Self.rateLimitedFile)
+            try ContentFile.write(url, size: Self.rateLimitedSize, seed: 5)
         }
     }
 
