@@ -142,7 +142,7 @@ private final class SinkHandler<Sink: ResponseSink>: ChannelDuplexHandler, Remov
     func read(context: ChannelHandlerContext) {
         guard let rate, !isOver else { return context.read() }
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        rate.allowance(on: context.eventLoop).whenSuccess { _ in bound.value.read() }
+        rate.ready(on: context.eventLoop).whenSuccess { bound.value.read() }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -80,6 +80,19 @@ package struct RateMeter: Sendable {
         gate.consumed(bytes, task, direction)
     }
 
+    /// Succeeds once the connection may read again: what a response's next body part waits for. Without a wait it is
+    /// the loop's completed future, so an unlimited transfer allocates nothing per body part.
+    func ready(on loop: any EventLoop) -> EventLoopFuture<Void> {
+        switch gate.permit(task, direction) {
+        case .unlimited, .read:
+            return loop.makeSucceededVoidFuture()
+        case .wait(let deadline):
+            // The limiter never asks for more than a second (`RateLimiter.maximumWait`).
+            let delay = TimeAmount(ContinuousClock.now.duration(to: deadline))
+            return loop.scheduleTask(in: delay) {}.futureResult.flatMap { ready(on: loop) }
+        }
+    }
+
     /// Succeeds once the connection may transfer again, with how many bytes it may take (nil: no limit applies).
     /// Until then it does not read, so the waiting happens in the TCP window, not in a buffer.
     func allowance(on loop: any EventLoop) -> EventLoopFuture<Int?> {

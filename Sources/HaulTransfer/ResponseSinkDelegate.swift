@@ -30,7 +30,7 @@ final class ResponseSinkDelegate<Sink: ResponseSink>: HTTPClientResponseDelegate
         let written = sink.body(buffer)
         guard case .success = written, let rate else { return task.eventLoop.makeCompletedFuture(written.mapError { $0 }) }
         rate.consumed(buffer.readableBytes)
-        return rate.allowance(on: task.eventLoop).map { _ in }
+        return rate.ready(on: task.eventLoop)
     }
 
     func didReceiveError(task: HTTPClient.Task<Response>, _ error: any Error) {
