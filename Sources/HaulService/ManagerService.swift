@@ -33,6 +33,7 @@ enum ManagerService {
                 case .defaultConnections: try await tasks.setDefaultConnections(value)
                 case .downloadRateLimit: try await tasks.setGlobalRateLimit(.download, value)
                 case .uploadRateLimit: try await tasks.setGlobalRateLimit(.upload, value)
+                case .maxRunningTasks: try await tasks.setMaxRunningTasks(value)
                 case nil: break
                 }
             }
@@ -44,6 +45,7 @@ enum ManagerService {
             .defaultConnections: .uint32(settings.defaultConnections),
             .downloadRateLimit: .uint64(settings.downloadRateLimit),
             .uploadRateLimit: .uint64(settings.uploadRateLimit),
+            .maxRunningTasks: .uint32(settings.maxRunningTasks),
         ]
     }
 

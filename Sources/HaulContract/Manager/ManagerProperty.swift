@@ -8,10 +8,12 @@ package enum ManagerProperty: String, ContractProperty {
     case downloadRateLimit = "DownloadRateLimit"
     /// Bytes per second for all uploads together (0: none).
     case uploadRateLimit = "UploadRateLimit"
+    /// How many tasks transfer at once (0: no limit); the others are queued.
+    case maxRunningTasks = "MaxRunningTasks"
 
     package var type: DBusType {
         switch self {
-        case .defaultConnections: .uint32
+        case .defaultConnections, .maxRunningTasks: .uint32
         case .downloadRateLimit, .uploadRateLimit: .uint64
         }
     }

@@ -30,11 +30,13 @@ package enum TaskProperty: String, ContractProperty {
     case connections = "Connections"
     /// The task's own limit in bytes per second (0: none); the Manager's limits still apply.
     case rateLimit = "RateLimit"
+    /// Why a queued task waits (`slot`, `retry`, ...); empty in every other state.
+    case waitingFor = "WaitingFor"
 
     package var type: DBusType {
         switch self {
         case .id, .httpStatus, .connections: .uint32
-        case .kind, .url, .path, .state, .errorName, .errorMessage: .string
+        case .kind, .url, .path, .state, .errorName, .errorMessage, .waitingFor: .string
         case .bytesReceived, .bytesSent, .rate, .rateLimit: .uint64
         case .bytesExpectedToReceive, .bytesExpectedToSend: .int64
         case .downloadProgress, .uploadProgress: .double
