@@ -152,4 +152,81 @@ import Testing
             #expect(value == .uint32(3))
         }
     }
+
+    /// Free slots go to foreground tasks first; `AllowMetered` follows the priority unless the option says.
+    @Test func foregroundTasksTakeSlotsBeforeBackgroundOnes() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            try await Self.setMaxRunningTasks(harness, 1)
+            _ = try await harness.download("first")
+            let first = await harness.attempts.next()
+            var background = DownloadOptions()
+            background.priority = .background
+            let (later, _) = try await harness.download("later", options: background)
+            let (urgent, _) = try await harness.download("urgent")
+            background.allowMetered = true
+            let (allowed, _) = try await harness.download("allowed", options: background)
+            #expect(try await Self.property(harness, later, .priority) == .string("background"))
+            #expect(try await Self.property(harness, later, .allowMetered) == .boolean(false))
+            #expect(try await Self.property(harness, urgent, .allowMetered) == .boolean(true))
+            #expect(try await Self.property(harness, allowed, .allowMetered) == .boolean(true))
+            first.finish(.downloaded(size: 0))
+            let second = await harness.attempts.next()
+            #expect(second.record.path == harness.file("urgent"))
+            second.finish(.downloaded(size: 0))
+            let third = await harness.attempts.next()
+            #expect(third.record.path == harness.file("later"))
+            third.finish(.downloaded(size: 0))
+            await harness.attempts.next().finish(.downloaded(size: 0))
+        }
+    }
+
+    /// The queue's order and the priorities survive a restart: a task resumed later runs later, whatever its id.
+    @Test func theQueueOrderAndPrioritiesAreKeptAcrossARestart() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("haul-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await TaskServiceHarness.with(root: root) { harness throws in
+            try await Self.setMaxRunningTasks(harness, 1)
+            _ = try await harness.download("first")
+            _ = await harness.attempts.next()
+            let (backPath, back) = try await harness.download("back")
+            try await harness.client.setProperty(
+                destination: harness.daemon, path: backPath, interface: HaulBus.taskInterface,
+                name: TaskProperty.priority.name, value: .string("background")
+            )
+            let (_, moved) = try await harness.download("moved")
+            _ = try await harness.download("stays")
+            // Suspended and resumed: "moved" goes to the end of the queue.
+            try await harness.tasks.run(.suspend, on: moved)
+            try await harness.tasks.run(.resume, on: moved)
+            let records = await harness.savedRecords()
+            #expect(records[back]?.priority == .background)
+        }
+        try await TaskServiceHarness.with(root: root) { harness throws in
+            var order: [String] = []
+            for _ in 0..<4 {
+                let attempt = await harness.attempts.next()
+                order.append(URL(fileURLWithPath: attempt.record.path).lastPathComponent)
+                #expect(harness.attempts.count == order.count, "one at a time")
+                attempt.finish(.downloaded(size: 0))
+            }
+            #expect(order == ["first", "stays", "moved", "back"])
+        }
+    }
+
+    /// An invalid `Priority` is InvalidArgs; an invalid `priority` option is InvalidArgument.
+    @Test func anInvalidPriorityIsRefused() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            let (path, _) = try await harness.suspendedDownload("task")
+            await #expect(throws: DBusError.self) {
+                try await harness.client.setProperty(
+                    destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+                    name: TaskProperty.priority.name, value: .string("urgent")
+                )
+            }
+            #expect(try await Self.property(harness, path, .priority) == .string("foreground"))
+            #expect(throws: DBusError.self) {
+                try TransferOptionsDecoder.download([DownloadOption.priority.rawValue: .string("urgent")])
+            }
+        }
+    }
 }

@@ -74,6 +74,8 @@ struct ManagedTask {
             .connections: .uint32(record.connections),
             .rateLimit: .uint64(record.rateLimit),
             .waitingFor: .string(waitingFor?.rawValue ?? ""),
+            .priority: .string(TaskPriorityName(record.priority).rawValue),
+            .allowMetered: .boolean(record.allowMetered),
         ]
         return properties.byName
     }

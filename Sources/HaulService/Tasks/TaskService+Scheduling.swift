@@ -19,7 +19,8 @@ extension TaskService {
         case .running:
             if known == nil {
                 schedule(scheduler.add(
-                    id, priority: .foreground, allowMetered: true, isLoopback: task.isLoopback, isSuspended: false,
+                    id, priority: task.record.priority, allowMetered: task.record.allowMetered, isLoopback: task.isLoopback,
+                    isSuspended: false,
                     now: now
                 ), for: id)
             } else if known?.wantsToRun == false {
@@ -28,7 +29,8 @@ extension TaskService {
         case .suspended:
             if known == nil {
                 schedule(scheduler.add(
-                    id, priority: .foreground, allowMetered: true, isLoopback: task.isLoopback, isSuspended: true,
+                    id, priority: task.record.priority, allowMetered: task.record.allowMetered, isLoopback: task.isLoopback,
+                    isSuspended: true,
                     now: now
                 ), for: id)
             } else if known?.wantsToRun == true {
@@ -61,7 +63,7 @@ extension TaskService {
                 schedulerTimer?.cancel()
                 schedulerTimer = nil
             case .saveQueueOrder:
-                break
+                if let id { takeQueuePosition(id) }
             }
         }
         publishRunningCount()
@@ -90,6 +92,31 @@ extension TaskService {
         }
         publishQueueState(id)
         startAttempt(id)
+    }
+
+    /// The task joined the end of the queue (created, resumed, given another priority): its record keeps its place
+    /// for the next start. Restored tasks join in their saved order and keep their numbers.
+    private func takeQueuePosition(_ id: UInt32) {
+        guard !isRestoring, tasks[id] != nil else { return }
+        lastQueuePosition &+= 1
+        tasks[id]?.record.queuePosition = lastQueuePosition
+        persist(id)
+    }
+
+    /// A task's `Priority`: it joins the end of its new priority's queue; a running transfer goes on.
+    func setPriority(_ value: DBusValue, of id: UInt32) async throws(DBusError) {
+        guard case .string(let name) = value, let parsed = TaskPriorityName(rawValue: name) else {
+            let names = TaskPriorityName.allCases.map(\.rawValue).joined(separator: " or ")
+            throw .invalidArgs("\(TaskProperty.priority.name) must be \(names)")
+        }
+        guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
+        guard task.machine.state != .completed else { throw HaulErrorName.taskCompleted.error("task \(id) has completed") }
+        let priority = TransferPriority(parsed)
+        tasks[id]?.record.priority = priority
+        persist(id)
+        publish(id, TaskProperty.values([.priority: .string(parsed.rawValue)]))
+        schedule(scheduler.priorityChanged(id, to: priority, now: clock.now), for: id)
+        await published()
     }
 
     private func schedulerTimerFired(_ generation: UInt64) {

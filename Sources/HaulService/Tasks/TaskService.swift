@@ -44,6 +44,10 @@ actor TaskService {
     var schedulerTimer: Task<Void, Never>?
     /// The transferring tasks last told to the activity indicator.
     var lastRunningCount = 0
+    /// The highest ``TaskRecord/queuePosition`` given.
+    var lastQueuePosition: UInt64 = 0
+    /// While restored tasks join the scheduler in their saved order, keeping their positions.
+    var isRestoring = false
     private let outbox: AsyncStream<TaskPublication>
     let outboxInput: AsyncStream<TaskPublication>.Continuation
 
@@ -107,12 +111,17 @@ actor TaskService {
             if var task = tasks[id], task.recordLifecycle() { persist(id) }
         }
         await records.flush()
-        for id in tasks.keys.sorted() {
+        // They join the scheduler's queue in the order they had.
+        lastQueuePosition = tasks.values.map(\.record.queuePosition).max() ?? 0
+        isRestoring = true
+        let order = tasks.values.sorted { ($0.record.queuePosition, $0.record.id) < ($1.record.queuePosition, $1.record.id) }
+        for id in order.map(\.record.id) {
             guard var task = tasks[id] else { continue }
             let actions = task.machine.start(now: clock.now)
             tasks[id] = task
             perform(actions, for: id)
         }
+        isRestoring = false
         await published()
     }
 
@@ -340,6 +349,7 @@ actor TaskService {
                 switch TaskProperty(rawValue: name) {
                 case .connections: try await self.setConnections(value, of: id)
                 case .rateLimit: try await self.setRateLimit(value, of: id)
+                case .priority: try await self.setPriority(value, of: id)
                 default: break
                 }
             }
