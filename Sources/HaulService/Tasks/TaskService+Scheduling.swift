@@ -1,4 +1,5 @@
 import DBusKit
+import FoundationEssentials
 import HaulContract
 import HaulCore
 
@@ -116,6 +117,28 @@ extension TaskService {
         persist(id)
         publish(id, TaskProperty.values([.priority: .string(parsed.rawValue)]))
         schedule(scheduler.priorityChanged(id, to: priority, now: clock.now), for: id)
+        await published()
+    }
+
+    /// `SetURL`: a suspended or queued task gets a new URL (an expired link); its bytes on disk stay, and the next
+    /// attempt validates them with If-Range as any resume does, so a different file starts again from zero.
+    func setURL(_ text: String, of id: UInt32) async throws(DBusError) {
+        let url = try request { () throws(TransferRequestError) in try TransferURL(text) }
+        guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
+        switch task.machine.state {
+        case .completed:
+            throw HaulErrorName.taskCompleted.error("task \(id) has completed")
+        case .canceling:
+            throw HaulErrorName.taskNotSuspended.error("task \(id) is being cancelled")
+        case .running where waitingFor(id) == nil || task.attempt != nil:
+            throw HaulErrorName.taskNotSuspended.error("task \(id) is transferring; suspend it first")
+        case .running, .suspended:
+            break
+        }
+        tasks[id]?.record.url = url.url.absoluteString
+        persist(id)
+        publish(id, TaskProperty.values([.url: .string(TransferURL.redacted(url.url.absoluteString).busSafe)]))
+        schedule(scheduler.urlChanged(id, isLoopback: url.isLoopback, now: clock.now), for: id)
         await published()
     }
 

@@ -342,6 +342,10 @@ actor TaskService {
                 .resume: { [self] _ in try await self.run(.resume, on: id); return [] },
                 .cancel: { [self] _ in try await self.run(.cancel, on: id); return [] },
                 .forget: { [self] _ in try await self.forget(id); return [] },
+                .setURL: { [self] call in
+                    try await self.setURL(call.arguments.first?.stringValue ?? "", of: id)
+                    return []
+                },
             ]),
             properties: task.properties(waitingFor: waitingFor(id)),
             setProperty: { [self] name, value, _ in
