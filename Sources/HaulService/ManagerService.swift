@@ -26,7 +26,9 @@ enum ManagerService {
                 .resumeAll: { _ in await tasks.forEachTask(.resume); return [] },
                 .cancelAll: { _ in await tasks.forEachTask(.cancel); return [] },
             ]),
-            properties: ManagerProperty.values(await properties(tasks.settings)),
+            properties: ManagerProperty.values(
+                await properties(tasks.settings).merging(await tasks.conditionProperties) { $1 }
+            ),
             setProperty: { name, value, _ in
                 // The object server lets through writes of read-write properties only.
                 switch ManagerProperty(rawValue: name) {
@@ -34,7 +36,8 @@ enum ManagerService {
                 case .downloadRateLimit: try await tasks.setGlobalRateLimit(.download, value)
                 case .uploadRateLimit: try await tasks.setGlobalRateLimit(.upload, value)
                 case .maxRunningTasks: try await tasks.setMaxRunningTasks(value)
-                case nil: break
+                case .inhibitSleep: try await tasks.setInhibitSleep(value)
+                case .networkState, .metered, .powerSaver, nil: break
                 }
             }
         )
@@ -46,6 +49,7 @@ enum ManagerService {
             .downloadRateLimit: .uint64(settings.downloadRateLimit),
             .uploadRateLimit: .uint64(settings.uploadRateLimit),
             .maxRunningTasks: .uint32(settings.maxRunningTasks),
+            .inhibitSleep: .boolean(settings.inhibitSleep),
         ]
     }
 

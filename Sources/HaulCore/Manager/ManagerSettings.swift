@@ -12,6 +12,8 @@ package struct ManagerSettings: Sendable, Equatable {
     package var uploadRateLimit: UInt64 = 0
     /// How many tasks transfer at once (`MaxRunningTasks`; 0: no limit).
     package var maxRunningTasks: UInt32 = 5
+    /// Keep the machine from sleeping while foreground tasks run (`InhibitSleep`).
+    package var inhibitSleep = false
 
     package init() {}
 

@@ -7,6 +7,7 @@ extension ManagerSettings: Codable {
         case downloadRateLimit = "downloadRateLimit"
         case uploadRateLimit = "uploadRateLimit"
         case maxRunningTasks = "maxRunningTasks"
+        case inhibitSleep = "inhibitSleep"
     }
 
     package init(from decoder: any Decoder) throws {
@@ -27,6 +28,7 @@ extension ManagerSettings: Codable {
             }
         }
         maxRunningTasks = try container.decodeIfPresent(UInt32.self, forKey: .maxRunningTasks) ?? Self().maxRunningTasks
+        inhibitSleep = try container.decodeIfPresent(Bool.self, forKey: .inhibitSleep) ?? false
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -37,5 +39,6 @@ extension ManagerSettings: Codable {
         if maxRunningTasks != Self().maxRunningTasks {
             try container.encode(maxRunningTasks, forKey: .maxRunningTasks)
         }
+        if inhibitSleep { try container.encode(inhibitSleep, forKey: .inhibitSleep) }
     }
 }

@@ -68,6 +68,7 @@ extension TaskService {
             }
         }
         publishRunningCount()
+        followInhibitors()
     }
 
     /// The scheduler gave the task a slot: a task whose back-off ran out takes its next attempt from its machine,

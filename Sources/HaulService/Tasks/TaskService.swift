@@ -48,6 +48,10 @@ actor TaskService {
     var lastQueuePosition: UInt64 = 0
     /// While restored tasks join the scheduler in their saved order, keeping their positions.
     var isRestoring = false
+    /// logind's inhibitors, when hauld reaches the system bus.
+    var sleepInhibitor: SleepInhibitor?
+    /// What was last asked of `sleepInhibitor`.
+    var heldInhibitors = (delay: false, block: false)
     private let outbox: AsyncStream<TaskPublication>
     let outboxInput: AsyncStream<TaskPublication>.Continuation
 
@@ -366,9 +370,12 @@ actor TaskService {
         outboxInput.yield(.taskProperties(properties, at: path))
     }
 
-    /// Returns once everything queued so far is on the bus.
+    /// Returns once everything queued so far is on the bus, or at once when the outbox has ended (after
+    /// `shutdown()`: a system service's last report may come later).
     func published() async {
-        await withCheckedContinuation { outboxInput.yield(.barrier($0)) }
+        await withCheckedContinuation { continuation in
+            if case .terminated = outboxInput.yield(.barrier(continuation)) { continuation.resume() }
+        }
     }
 
     /// Sends the outbox's publications in order, until `shutdown()` ends it (or the calling task is cancelled).
