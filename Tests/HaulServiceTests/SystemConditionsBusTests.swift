@@ -112,4 +112,35 @@ import Testing
             try await Self.expectComplete(f, task, "plain.bin", seed: 66)
         }
     }
+
+    /// A sleep cycle: the delay inhibitor is held while the transfer runs; PrepareForSleep(true) stops it (queued,
+    /// `sleep`) and then lets the inhibitor go; PrepareForSleep(false) takes a new one and the transfer continues
+    /// with a Range to a byte-exact file.
+    @Test func aSleepCycleStopsAndContinuesTheTransfer() async throws {
+        try await Self.with { f, system, host throws in
+            let target = "/gen/1m?seed=67&throttle=262144"
+            let task = try await Self.download(f, host.server.url(target), to: "sleep.bin")
+            try await f.wait(task, received: 1)
+            let delay = { @Sendable (inhibitors: [FakeSystemBus.Inhibitor]) in
+                inhibitors.filter { $0.mode == "delay" && $0.what.contains("sleep") }
+            }
+            try await waitUntil("a delay inhibitor held") { delay(try await system.inhibitors()).contains { !$0.released } }
+            try await system.emitPrepareForSleep(true)
+            try await Self.waitForQueue(f, task, "sleep")
+            try await waitUntil("the delay inhibitor released") { delay(try await system.inhibitors()).allSatisfy(\.released) }
+            try await system.emitPrepareForSleep(false)
+            try await waitUntil("a new delay inhibitor") {
+                let held = delay(try await system.inhibitors())
+                return held.count >= 2 && held.contains { !$0.released }
+            }
+            try await f.wait(task, until: .completed)
+            #expect(try await f.errorName(task) == "")
+            #expect(try await f.sha256(of: "sleep.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1 << 20, seed: 67)))
+            let ranges = try await host.server.stats().ranges(target)
+            #expect(ranges.count == 1 && ranges.first?.hasPrefix("bytes=") == true, "continued with a Range: \(ranges)")
+            try await waitUntil("the delay inhibitor released after the last transfer") {
+                delay(try await system.inhibitors()).allSatisfy(\.released)
+            }
+        }
+    }
 }
