@@ -51,7 +51,11 @@ import Testing
             #expect(object?["download_rate_limit"] as? Int == 5 << 20)
             #expect(object?["upload_rate_limit"] as? Int == 512 << 10)
             let status = try await haul(fixture, ["status"])
-            #expect(status.stdout.contains("Limits:     download 5.0 MiB/s, upload 512.0 KiB/s"), "\(status.stdout)")
+            #expect(status.stdout.contains("Limits:     download 5.0 MiB/s, upload 512.0 KiB/s, running tasks 5"), "\(status.stdout)")
+            _ = try await haul(fixture, ["limit", "--max-running", "2"])
+            let running = try await haul(fixture, ["limit", "--json"])
+            let parsed = try JSONSerialization.jsonObject(with: Data(running.stdout.utf8)) as? [String: Any]
+            #expect(parsed?["max_running_tasks"] as? Int == 2)
             _ = try await haul(fixture, ["limit", "--download", "0"])
             #expect(try await haul(fixture, ["status"]).stdout.contains("download none, upload 512.0 KiB/s"))
         }
