@@ -88,4 +88,29 @@ import Testing
             #expect(refused.status == 64)
         }
     }
+
+    /// `--background` and `--allow-metered` become the task's options, and `haul ls` shows why a task is queued.
+    @Test func getPassesItsPriorityAndLsShowsTheQueue() async throws {
+        try await TransferFixture.with { f throws in
+            let environment = f.daemon.bus.environment
+            let haul = Command.built("haul")
+            #expect(try await Command.run(haul, ["limit", "--max-running", "1"], environment: environment).status == 0)
+            let first = try await Command.run(
+                haul, ["get", "--detach", "-o", f.file("slow.bin"), f.server.url("/gen/1m?seed=71&throttle=262144")],
+                environment: environment
+            )
+            #expect(first.status == 0, "\(first.stderr)")
+            let get = try await Command.run(
+                haul,
+                ["get", "--detach", "--background", "--allow-metered", "-o", f.file("later.bin"), f.server.url("/gen/1k")],
+                environment: environment
+            )
+            #expect(get.status == 0, "\(get.stderr)")
+            let task = try #require(ObjectPath(get.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(try await f.property(task, .priority) == .string("background"))
+            #expect(try await f.property(task, .allowMetered) == .boolean(true))
+            let listed = try await Command.run(haul, ["ls"], environment: environment)
+            #expect(listed.stdout.contains("queued:slot"), "\(listed.stdout)")
+        }
+    }
 }
