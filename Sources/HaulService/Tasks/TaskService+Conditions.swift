@@ -18,7 +18,8 @@ extension TaskService {
     /// NetworkManager's view changed (or it came or went).
     func networkChanged(_ reading: NetworkMonitor.Reading) async {
         let now = clock.now
-        schedule(scheduler.networkChanged(to: reading.state, now: now) + scheduler.meteredChanged(to: reading.metered, now: now))
+        let network = scheduler.networkChanged(to: reading.state, now: now)
+        schedule(network + scheduler.meteredChanged(to: reading.metered, now: now))
         outboxInput.yield(.managerProperties(ManagerProperty.values([
             .networkState: .string(reading.state.rawValue), .metered: .boolean(reading.metered),
         ])))

@@ -19,21 +19,13 @@ extension TaskService {
         switch task.machine.state {
         case .running:
             if known == nil {
-                schedule(scheduler.add(
-                    id, priority: task.record.priority, allowMetered: task.record.allowMetered, isLoopback: task.isLoopback,
-                    isSuspended: false,
-                    now: now
-                ), for: id)
+                schedule(join(task, suspended: false), for: id)
             } else if known?.wantsToRun == false {
                 schedule(scheduler.resume(id, now: now), for: id)
             }
         case .suspended:
             if known == nil {
-                schedule(scheduler.add(
-                    id, priority: task.record.priority, allowMetered: task.record.allowMetered, isLoopback: task.isLoopback,
-                    isSuspended: true,
-                    now: now
-                ), for: id)
+                schedule(join(task, suspended: true), for: id)
             } else if known?.wantsToRun == true {
                 schedule(scheduler.suspend(id, now: now), for: id)
             }
@@ -42,6 +34,14 @@ extension TaskService {
         case .completed:
             schedule(scheduler.completed(id, now: now), for: id)
         }
+    }
+
+    /// The task joins the scheduler's queue, at its end.
+    private func join(_ task: ManagedTask, suspended: Bool) -> [Scheduler.Action] {
+        scheduler.add(
+            task.record.id, priority: task.record.priority, allowMetered: task.record.allowMetered,
+            isLoopback: task.isLoopback, isSuspended: suspended, now: clock.now
+        )
     }
 
     /// Carries out what the scheduler decided; `id` is the task the event was about.
@@ -112,7 +112,9 @@ extension TaskService {
             throw .invalidArgs("\(TaskProperty.priority.name) must be \(names)")
         }
         guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
-        guard task.machine.state != .completed else { throw HaulErrorName.taskCompleted.error("task \(id) has completed") }
+        guard task.machine.state != .completed else {
+            throw HaulErrorName.taskCompleted.error("task \(id) has completed")
+        }
         let priority = TransferPriority(parsed)
         tasks[id]?.record.priority = priority
         persist(id)

@@ -118,7 +118,9 @@ actor TaskService {
         // They join the scheduler's queue in the order they had.
         lastQueuePosition = tasks.values.map(\.record.queuePosition).max() ?? 0
         isRestoring = true
-        let order = tasks.values.sorted { ($0.record.queuePosition, $0.record.id) < ($1.record.queuePosition, $1.record.id) }
+        let order = tasks.values.sorted {
+            ($0.record.queuePosition, $0.record.id) < ($1.record.queuePosition, $1.record.id)
+        }
         for id in order.map(\.record.id) {
             guard var task = tasks[id] else { continue }
             let actions = task.machine.start(now: clock.now)
