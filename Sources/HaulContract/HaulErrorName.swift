@@ -9,6 +9,7 @@ package enum HaulErrorName: String, Sendable, CaseIterable {
     case permissionDenied = "PermissionDenied"
     case taskCompleted = "TaskCompleted"
     case taskNotCompleted = "TaskNotCompleted"
+    case taskNotSuspended = "TaskNotSuspended"
     case network = "Network"
     case http = "HTTP"
     case cancelled = "Cancelled"

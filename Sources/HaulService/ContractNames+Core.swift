@@ -16,6 +16,26 @@ extension TaskStateName {
     }
 }
 
+extension TaskPriorityName {
+    package init(_ priority: TransferPriority) {
+        self =
+            switch priority {
+            case .foreground: .foreground
+            case .background: .background
+            }
+    }
+}
+
+extension TransferPriority {
+    package init(_ name: TaskPriorityName) {
+        self =
+            switch name {
+            case .foreground: .foreground
+            case .background: .background
+            }
+    }
+}
+
 extension TaskKindName {
     package init(_ kind: TransferKind) {
         self =

@@ -122,12 +122,14 @@ package struct HaulDaemon: Service {
 
             group.addTask { await indicator.run() }
             if let bridge { group.addTask { await bridge.run() } }
+            let system = await followSystem(tasks: tasks, in: &group)
             // Ends on a graceful shutdown (SIGTERM, SIGINT) or when the bus connection is lost.
             await cancelWhenGracefulShutdown { await objects.run() }
             await bridge?.stop()
             // Attempts stop without touching the saved states: the next start continues every task. This also
             // ends the tasks' outbox, once sent.
             await tasks.shutdown()
+            await system?.close()
             await trim.cancel()
             group.cancelAll()
         }
@@ -136,6 +138,31 @@ package struct HaulDaemon: Service {
         await connection.close()
         if lostBus { throw Failure.busDisconnected }
         logger.info("hauld stopped")
+    }
+
+    /// NetworkManager, power-profiles-daemon and logind on the system bus, followed for the scheduler. Without a
+    /// system bus hauld goes on as before: no task waits but for a slot. Returns the connection, to close at the end.
+    private func followSystem(tasks: TaskService, in group: inout ThrowingDiscardingTaskGroup<any Error>) async
+        -> DBusConnection?
+    {
+        let system: DBusConnection
+        do {
+            system = try await DBusConnection.systemBus()
+        } catch {
+            logger.info("no system bus (\(error)): not following the network, power or sleep")
+            return nil
+        }
+        let network = NetworkMonitor(connection: system)
+        let power = PowerProfileMonitor(connection: system)
+        let sleep = SleepInhibitor(connection: system)
+        await tasks.useSleepInhibitor(sleep)
+        group.addTask { await network.run() }
+        group.addTask { await power.run() }
+        group.addTask { await sleep.run() }
+        group.addTask { for await reading in network.readings { await tasks.networkChanged(reading) } }
+        group.addTask { for await saver in power.powerSaver { await tasks.powerSaverChanged(saver) } }
+        group.addTask { for await sleeping in sleep.prepareForSleep { await tasks.prepareForSleep(sleeping) } }
+        return system
     }
 
     private func connect() async throws -> DBusConnection {

@@ -26,14 +26,18 @@ enum ManagerService {
                 .resumeAll: { _ in await tasks.forEachTask(.resume); return [] },
                 .cancelAll: { _ in await tasks.forEachTask(.cancel); return [] },
             ]),
-            properties: ManagerProperty.values(await properties(tasks.settings)),
+            properties: ManagerProperty.values(
+                await properties(tasks.settings).merging(await tasks.conditionProperties) { $1 }
+            ),
             setProperty: { name, value, _ in
                 // The object server lets through writes of read-write properties only.
                 switch ManagerProperty(rawValue: name) {
                 case .defaultConnections: try await tasks.setDefaultConnections(value)
                 case .downloadRateLimit: try await tasks.setGlobalRateLimit(.download, value)
                 case .uploadRateLimit: try await tasks.setGlobalRateLimit(.upload, value)
-                case nil: break
+                case .maxRunningTasks: try await tasks.setMaxRunningTasks(value)
+                case .inhibitSleep: try await tasks.setInhibitSleep(value)
+                case .networkState, .metered, .powerSaver, nil: break
                 }
             }
         )
@@ -44,6 +48,8 @@ enum ManagerService {
             .defaultConnections: .uint32(settings.defaultConnections),
             .downloadRateLimit: .uint64(settings.downloadRateLimit),
             .uploadRateLimit: .uint64(settings.uploadRateLimit),
+            .maxRunningTasks: .uint32(settings.maxRunningTasks),
+            .inhibitSleep: .boolean(settings.inhibitSleep),
         ]
     }
 

@@ -29,6 +29,10 @@ enum TransferOptionsDecoder {
                 result.connections = connections
             case (.rateLimit?, .uint64(let limit)):
                 result.rateLimit = try rateLimit(key, limit)
+            case (.priority?, .string(let name)):
+                result.priority = try priority(key, name)
+            case (.allowMetered?, .boolean(let allowed)):
+                result.allowMetered = allowed
             default:
                 throw invalid(key, value, known: DownloadOption.summary)
             }
@@ -50,6 +54,10 @@ enum TransferOptionsDecoder {
                 result.headers = try headers(value)
             case (.rateLimit?, .uint64(let limit)):
                 result.rateLimit = try rateLimit(key, limit)
+            case (.priority?, .string(let name)):
+                result.priority = try priority(key, name)
+            case (.allowMetered?, .boolean(let allowed)):
+                result.allowMetered = allowed
             default:
                 throw invalid(key, value, known: UploadOption.summary)
             }
@@ -84,6 +92,14 @@ enum TransferOptionsDecoder {
             )
         }
         return try request { () throws(TransferRequestError) in try DownloadOptions.validatedHeaders(headers) }
+    }
+
+    private static func priority(_ key: String, _ name: String) throws(DBusError) -> TransferPriority {
+        guard let parsed = TaskPriorityName(rawValue: name) else {
+            let names = TaskPriorityName.allCases.map(\.rawValue).joined(separator: " or ")
+            throw HaulErrorName.invalidArgument.error("\(key) must be \(names), not '\(name.busSafe)'")
+        }
+        return TransferPriority(parsed)
     }
 
     private static func rateLimit(_ key: String, _ limit: UInt64) throws(DBusError) -> UInt64 {

@@ -11,6 +11,7 @@ package final class HauldProcess: Sendable {
     /// `org.haul.Haul1`. A `launcher` (a command that ends by exec'ing its arguments, such as `setpriv …`) runs
     /// hauld under changed conditions; it must keep the process id. The proxy and certificate variables of the
     /// tests' own environment are not passed on (a test's servers are on loopback); `environment` adds variables.
+    /// `DBUS_SYSTEM_BUS_ADDRESS` names a socket that does not exist unless `environment` gives one.
     package init(
         bus: PrivateBus, stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
         environment extra: [String: String] = [:]
@@ -22,6 +23,9 @@ package final class HauldProcess: Sendable {
         }
         environment["XDG_STATE_HOME"] = state.path
         environment.removeValue(forKey: "JOURNAL_STREAM")
+        // Never the machine's own system bus: a test that wants one passes a FakeSystemBus's `environment`; without
+        // it hauld finds no system bus at all, as on a machine without one.
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + bus.directory.appendingPathComponent("no-system-bus").path
         environment.merge(extra) { $1 }
         let command = launcher + [Command.built("hauld")] + arguments
         running = try Command.start(command[0], Array(command.dropFirst()), environment: environment)

@@ -39,10 +39,11 @@ struct TaskInfo {
         return snapshot.failure == .cancelled ? .cancelled : .failed
     }
 
-    /// The state as a person reads it: `completed`, `failed` or `cancelled` once the task has ended.
+    /// The state as a person reads it: `queued:slot` with its reason while queued, `completed`, `failed` or
+    /// `cancelled` once the task has ended.
     var shownState: String {
         switch outcome {
-        case nil: state
+        case nil: snapshot.waitingFor.isEmpty ? state : "\(state):\(snapshot.waitingFor)"
         case .succeeded: TaskStateName.completed.rawValue
         case .failed: "failed"
         case .cancelled: "cancelled"
@@ -55,7 +56,7 @@ struct TaskInfo {
 
     var json: [String: Any] {
         [
-            "id": id, "kind": kind, "state": state, "url": url, "path": file, "bytes": done,
+            "id": id, "kind": kind, "state": state, "waiting_for": snapshot.waitingFor, "url": url, "path": file, "bytes": done,
             "expected_bytes": expected, "progress": fraction, "rate": rate, "error_name": errorName,
             "error_message": errorMessage, "http_status": snapshot.httpStatus, "resumable": snapshot.isResumable,
             "outcome": outcome?.rawValue ?? "",

@@ -36,6 +36,15 @@ struct PacingOptions: ParsableArguments {
         )
     )
     var limitRate: RateArgument?
+
+    @Flag(help: "Run as a background task: after foreground ones, and not on a metered network or in power-saver mode.")
+    var background = false
+
+    @Flag(help: "May transfer on a metered network (the default for foreground tasks).")
+    var allowMetered = false
+
+    /// The `priority` and `allow-metered` options, when given.
+    var priority: String? { background ? "background" : nil }
 }
 
 /// Starts a task, then either prints it (`--detach`) or follows it to the end.
@@ -112,6 +121,8 @@ struct GetCommand: AsyncParsableCommand {
             if let sha256 { options[.sha256] = .string(sha256) }
             if let connections { options[.connections] = .uint32(connections) }
             if let rate = pacing.limitRate { options[.rateLimit] = .uint64(rate.bytesPerSecond) }
+            if let priority = pacing.priority { options[.priority] = .string(priority) }
+            if pacing.allowMetered { options[.allowMetered] = .boolean(true) }
             let headers = try attach.parsedHeaders()
             if !headers.isEmpty { options[.headers] = .stringDictionary(headers) }
             let destination = absolute(output ?? Self.defaultName(for: url))
@@ -153,6 +164,8 @@ struct PutCommand: AsyncParsableCommand {
             let method: UploadMethodName = post ? .post : .put
             var options: [UploadOption: DBusValue] = [.method: .string(method.rawValue)]
             if let rate = pacing.limitRate { options[.rateLimit] = .uint64(rate.bytesPerSecond) }
+            if let priority = pacing.priority { options[.priority] = .string(priority) }
+            if pacing.allowMetered { options[.allowMetered] = .boolean(true) }
             let headers = try attach.parsedHeaders()
             if !headers.isEmpty { options[.headers] = .stringDictionary(headers) }
             try await startAndFollow(client, detach: attach.detach, kind: .upload) {

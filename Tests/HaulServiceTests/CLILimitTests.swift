@@ -51,7 +51,11 @@ import Testing
             #expect(object?["download_rate_limit"] as? Int == 5 << 20)
             #expect(object?["upload_rate_limit"] as? Int == 512 << 10)
             let status = try await haul(fixture, ["status"])
-            #expect(status.stdout.contains("Limits:     download 5.0 MiB/s, upload 512.0 KiB/s"), "\(status.stdout)")
+            #expect(status.stdout.contains("Limits:     download 5.0 MiB/s, upload 512.0 KiB/s, running tasks 5"), "\(status.stdout)")
+            _ = try await haul(fixture, ["limit", "--max-running", "2"])
+            let running = try await haul(fixture, ["limit", "--json"])
+            let parsed = try JSONSerialization.jsonObject(with: Data(running.stdout.utf8)) as? [String: Any]
+            #expect(parsed?["max_running_tasks"] as? Int == 2)
             _ = try await haul(fixture, ["limit", "--download", "0"])
             #expect(try await haul(fixture, ["status"]).stdout.contains("download none, upload 512.0 KiB/s"))
         }
@@ -82,6 +86,31 @@ import Testing
                 Command.built("haul"), ["get", "--limit-rate", "fast", f.server.url("/gen/1k")], environment: environment
             )
             #expect(refused.status == 64)
+        }
+    }
+
+    /// `--background` and `--allow-metered` become the task's options, and `haul ls` shows why a task is queued.
+    @Test func getPassesItsPriorityAndLsShowsTheQueue() async throws {
+        try await TransferFixture.with { f throws in
+            let environment = f.daemon.bus.environment
+            let haul = Command.built("haul")
+            #expect(try await Command.run(haul, ["limit", "--max-running", "1"], environment: environment).status == 0)
+            let first = try await Command.run(
+                haul, ["get", "--detach", "-o", f.file("slow.bin"), f.server.url("/gen/1m?seed=71&throttle=262144")],
+                environment: environment
+            )
+            #expect(first.status == 0, "\(first.stderr)")
+            let get = try await Command.run(
+                haul,
+                ["get", "--detach", "--background", "--allow-metered", "-o", f.file("later.bin"), f.server.url("/gen/1k")],
+                environment: environment
+            )
+            #expect(get.status == 0, "\(get.stderr)")
+            let task = try #require(ObjectPath(get.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(try await f.property(task, .priority) == .string("background"))
+            #expect(try await f.property(task, .allowMetered) == .boolean(true))
+            let listed = try await Command.run(haul, ["ls"], environment: environment)
+            #expect(listed.stdout.contains("queued:slot"), "\(listed.stdout)")
         }
     }
 }

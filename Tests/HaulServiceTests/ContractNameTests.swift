@@ -155,7 +155,8 @@ import Testing
     /// The core's values map one to one onto the contract's names (an explicit switch each, in HaulService).
     @Test func theCoresValuesHaveDistinctContractNames() {
         #expect(Set(TransferErrorKind.allCases.map(HaulErrorName.init)).count == TransferErrorKind.allCases.count)
-        #expect(Set(TransferTaskState.allCases.map(TaskStateName.init)) == Set(TaskStateName.allCases))
+        // `queued` is not the lifecycle's: it is a running task the scheduler keeps waiting.
+        #expect(Set(TransferTaskState.allCases.map(TaskStateName.init)).union([.queued]) == Set(TaskStateName.allCases))
         #expect(Set(TransferKind.allCases.map(TaskKindName.init)) == Set(TaskKindName.allCases))
         #expect(Set(ActivityIndicatorState.allCases.map(IndicatorStateName.init)) == Set(IndicatorStateName.allCases))
     }

@@ -17,6 +17,10 @@ package enum DownloadOption: String, ContractOption {
     case connections
     /// The task's own rate limit in bytes per second (0: none).
     case rateLimit = "rate-limit"
+    /// A ``TaskPriorityName``.
+    case priority
+    /// May transfer on a metered network.
+    case allowMetered = "allow-metered"
 
     /// What `connections`, a task's `Connections` and the Manager's `DefaultConnections` may be.
     package static let connectionRange: ClosedRange<UInt32> = 1...16
@@ -24,8 +28,8 @@ package enum DownloadOption: String, ContractOption {
     package var type: DBusType {
         switch self {
         case .headers: .dictionary(key: .string, value: .string)
-        case .sha256: .string
-        case .overwrite, .startSuspended: .boolean
+        case .sha256, .priority: .string
+        case .overwrite, .startSuspended, .allowMetered: .boolean
         case .maxRetries, .connections: .uint32
         case .rateLimit: .uint64
         }

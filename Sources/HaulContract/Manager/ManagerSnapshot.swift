@@ -8,6 +8,8 @@ package struct ManagerSnapshot: Sendable, Equatable {
     package var downloadRateLimit: UInt64 = 0
     /// Bytes per second, 0 for none.
     package var uploadRateLimit: UInt64 = 0
+    /// How many tasks transfer at once, 0 for no limit.
+    package var maxRunningTasks: UInt32 = 5
 
     package init(properties: [String: DBusValue] = [:]) {
         apply(properties)
@@ -18,5 +20,6 @@ package struct ManagerSnapshot: Sendable, Equatable {
         if let value = ManagerProperty.defaultConnections.value(in: properties)?.uint32Value { defaultConnections = value }
         if let value = ManagerProperty.downloadRateLimit.value(in: properties)?.uint64Value { downloadRateLimit = value }
         if let value = ManagerProperty.uploadRateLimit.value(in: properties)?.uint64Value { uploadRateLimit = value }
+        if let value = ManagerProperty.maxRunningTasks.value(in: properties)?.uint32Value { maxRunningTasks = value }
     }
 }

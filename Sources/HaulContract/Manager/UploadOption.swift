@@ -8,12 +8,17 @@ package enum UploadOption: String, ContractOption {
     case headers
     /// The task's own rate limit in bytes per second (0: none).
     case rateLimit = "rate-limit"
+    /// A ``TaskPriorityName``.
+    case priority
+    /// May transfer on a metered network.
+    case allowMetered = "allow-metered"
 
     package var type: DBusType {
         switch self {
-        case .method: .string
+        case .method, .priority: .string
         case .headers: .dictionary(key: .string, value: .string)
         case .rateLimit: .uint64
+        case .allowMetered: .boolean
         }
     }
 }

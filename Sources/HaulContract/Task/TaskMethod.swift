@@ -7,6 +7,13 @@ package enum TaskMethod: String, ContractMethod {
     case cancel = "Cancel"
     /// Removes a completed task.
     case forget = "Forget"
+    /// Gives a suspended or queued task a new URL, keeping its bytes.
+    case setURL = "SetURL"
 
-    package var declaration: DBusInterfaceDescription.Method { .init(rawValue) }
+    package var declaration: DBusInterfaceDescription.Method {
+        switch self {
+        case .suspend, .resume, .cancel, .forget: .init(rawValue)
+        case .setURL: .init(rawValue, inputs: [.init("url", .string)])
+        }
+    }
 }

@@ -30,17 +30,23 @@ package enum TaskProperty: String, ContractProperty {
     case connections = "Connections"
     /// The task's own limit in bytes per second (0: none); the Manager's limits still apply.
     case rateLimit = "RateLimit"
+    /// Why a queued task waits (`slot`, `retry`, ...); empty in every other state.
+    case waitingFor = "WaitingFor"
+    /// A ``TaskPriorityName``.
+    case priority = "Priority"
+    /// May transfer on a metered network: fixed at creation.
+    case allowMetered = "AllowMetered"
 
     package var type: DBusType {
         switch self {
         case .id, .httpStatus, .connections: .uint32
-        case .kind, .url, .path, .state, .errorName, .errorMessage: .string
+        case .kind, .url, .path, .state, .errorName, .errorMessage, .waitingFor, .priority: .string
         case .bytesReceived, .bytesSent, .rate, .rateLimit: .uint64
         case .bytesExpectedToReceive, .bytesExpectedToSend: .int64
         case .downloadProgress, .uploadProgress: .double
-        case .cancellable, .pausable, .resumable: .boolean
+        case .cancellable, .pausable, .resumable, .allowMetered: .boolean
         }
     }
 
-    package var isWritable: Bool { self == .connections || self == .rateLimit }
+    package var isWritable: Bool { self == .connections || self == .rateLimit || self == .priority }
 }

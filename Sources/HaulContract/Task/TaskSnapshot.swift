@@ -21,6 +21,8 @@ package struct TaskSnapshot: Sendable, Equatable {
     package var kind: TaskKindName? { self[.kind]?.stringValue.flatMap(TaskKindName.init) }
     package var state: TaskStateName? { self[.state]?.stringValue.flatMap(TaskStateName.init) }
     package var url: String { self[.url]?.stringValue ?? "" }
+    /// Why a queued task waits; empty otherwise.
+    package var waitingFor: String { self[.waitingFor]?.stringValue ?? "" }
     /// The local file: a download's destination or an upload's source.
     package var path: String { self[.path]?.stringValue ?? "" }
     package var rate: UInt64 { self[.rate]?.uint64Value ?? 0 }

@@ -10,6 +10,10 @@ package struct ManagerSettings: Sendable, Equatable {
     package var downloadRateLimit: UInt64 = 0
     /// Bytes per second for all uploads together (`UploadRateLimit`; 0: none), within ``RateLimitRule``.
     package var uploadRateLimit: UInt64 = 0
+    /// How many tasks transfer at once (`MaxRunningTasks`; 0: no limit).
+    package var maxRunningTasks: UInt32 = 5
+    /// Keep the machine from sleeping while foreground tasks run (`InhibitSleep`).
+    package var inhibitSleep = false
 
     package init() {}
 

@@ -1,10 +1,13 @@
 /// `manager.json`: `{"defaultConnections": 1, "downloadRateLimit": 0, "uploadRateLimit": 0}`; a missing key takes the
-/// default, and a rate limit of 0 is not written (files stay as hauld wrote them before limits existed).
+/// default, and a rate limit of 0 and `"maxRunningTasks": 5` are not written (files stay as hauld wrote them before
+/// limits and the queue existed).
 extension ManagerSettings: Codable {
     enum CodingKeys: String, CodingKey {
         case defaultConnections = "defaultConnections"
         case downloadRateLimit = "downloadRateLimit"
         case uploadRateLimit = "uploadRateLimit"
+        case maxRunningTasks = "maxRunningTasks"
+        case inhibitSleep = "inhibitSleep"
     }
 
     package init(from decoder: any Decoder) throws {
@@ -24,6 +27,8 @@ extension ManagerSettings: Codable {
                 )
             }
         }
+        maxRunningTasks = try container.decodeIfPresent(UInt32.self, forKey: .maxRunningTasks) ?? Self().maxRunningTasks
+        inhibitSleep = try container.decodeIfPresent(Bool.self, forKey: .inhibitSleep) ?? false
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -31,5 +36,9 @@ extension ManagerSettings: Codable {
         try container.encode(defaultConnections, forKey: .defaultConnections)
         if downloadRateLimit != 0 { try container.encode(downloadRateLimit, forKey: .downloadRateLimit) }
         if uploadRateLimit != 0 { try container.encode(uploadRateLimit, forKey: .uploadRateLimit) }
+        if maxRunningTasks != Self().maxRunningTasks {
+            try container.encode(maxRunningTasks, forKey: .maxRunningTasks)
+        }
+        if inhibitSleep { try container.encode(inhibitSleep, forKey: .inhibitSleep) }
     }
 }

@@ -32,6 +32,9 @@ extension TaskRecord: Codable {
         case segments = "segments"
         case singleConnection = "singleConnection"
         case rateLimit = "rateLimit"
+        case priority = "priority"
+        case allowMetered = "allowMetered"
+        case queuePosition = "queuePosition"
     }
 
     /// Decodes and validates a record, as described on the extension.
@@ -98,6 +101,9 @@ extension TaskRecord: Codable {
         singleConnection = try container.decodeIfPresent(Bool.self, forKey: .singleConnection) ?? false
         rateLimit = try container.decodeIfPresent(UInt64.self, forKey: .rateLimit) ?? 0
         guard RateLimitRule.isValid(rateLimit) else { throw corrupt(.rateLimit, "rateLimit must be \(RateLimitRule.requirement)") }
+        priority = try container.decodeRecordNameIfPresent(TransferPriority.self, forKey: .priority) ?? .foreground
+        allowMetered = try container.decodeIfPresent(Bool.self, forKey: .allowMetered) ?? priority.allowsMeteredByDefault
+        queuePosition = try container.decodeIfPresent(UInt64.self, forKey: .queuePosition) ?? 0
     }
 
     /// Encodes the record; optional fields only when set.
@@ -126,5 +132,8 @@ extension TaskRecord: Codable {
         try container.encode(singleConnection, forKey: .singleConnection)
         // Only when set: records without a limit keep the bytes they had before limits existed.
         if rateLimit != 0 { try container.encode(rateLimit, forKey: .rateLimit) }
+        if priority != .foreground { try container.encodeRecordName(priority, forKey: .priority) }
+        if allowMetered != priority.allowsMeteredByDefault { try container.encode(allowMetered, forKey: .allowMetered) }
+        if queuePosition != 0 { try container.encode(queuePosition, forKey: .queuePosition) }
     }
 }

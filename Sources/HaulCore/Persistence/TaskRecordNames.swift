@@ -54,3 +54,14 @@ extension UploadOptions.Method: RecordNamed {
         }
     }
 }
+
+extension TransferPriority: RecordNamed {
+    static var recordDescription: String { "a task priority" }
+
+    var recordName: String {
+        switch self {
+        case .foreground: "foreground"
+        case .background: "background"
+        }
+    }
+}

@@ -10,6 +10,9 @@ package struct DownloadOptions: Equatable, Sendable {
     package var connections: UInt32?
     /// The task's own rate limit in bytes per second (0: none), within ``RateLimitRule``.
     package var rateLimit: UInt64 = 0
+    package var priority = TransferPriority.foreground
+    /// Whether the task may use a metered network; nil takes the priority's default.
+    package var allowMetered: Bool?
 
     /// What `connections`, the task's `Connections` and `DefaultConnections` may be.
     package static let connectionRange: ClosedRange<UInt32> = 1...16

@@ -53,6 +53,14 @@ package struct TaskRecord: Sendable, Equatable {
     package var singleConnection: Bool
     /// The task's own rate limit in bytes per second (D-Bus `RateLimit`; 0: none), within ``RateLimitRule``.
     package var rateLimit: UInt64
+    /// Foreground or background (D-Bus `Priority`).
+    package var priority: TransferPriority
+    /// May transfer on a metered network (D-Bus `AllowMetered`): fixed at creation, the option or else the
+    /// priority's default.
+    package var allowMetered: Bool
+    /// The task's place in the queue: tasks join it in the order of these numbers (0: before any numbered one, as
+    /// records written before the queue existed), so that a restart keeps the order.
+    package var queuePosition: UInt64
 
     /// Creates a record; the defaults are those of a task that has not received a response yet.
     package init(
@@ -77,7 +85,10 @@ package struct TaskRecord: Sendable, Equatable {
         connections: UInt32 = 1,
         segments: SegmentPlan? = nil,
         singleConnection: Bool = false,
-        rateLimit: UInt64 = 0
+        rateLimit: UInt64 = 0,
+        priority: TransferPriority = .foreground,
+        allowMetered: Bool? = nil,
+        queuePosition: UInt64 = 0
     ) {
         self.id = id
         self.kind = kind
@@ -101,6 +112,9 @@ package struct TaskRecord: Sendable, Equatable {
         self.segments = segments
         self.singleConnection = singleConnection
         self.rateLimit = rateLimit
+        self.priority = priority
+        self.allowMetered = allowMetered ?? priority.allowsMeteredByDefault
+        self.queuePosition = queuePosition
     }
 
     /// The record of a new download of `url` to `path`.
@@ -116,7 +130,9 @@ package struct TaskRecord: Sendable, Equatable {
             overwrite: options.overwrite,
             maxRetries: options.maxRetries,
             connections: options.connections ?? 1,
-            rateLimit: options.rateLimit
+            rateLimit: options.rateLimit,
+            priority: options.priority,
+            allowMetered: options.allowMetered
         )
     }
 
@@ -130,7 +146,9 @@ package struct TaskRecord: Sendable, Equatable {
             createdAt: createdAt,
             headers: options.headers,
             method: options.method,
-            rateLimit: options.rateLimit
+            rateLimit: options.rateLimit,
+            priority: options.priority,
+            allowMetered: options.allowMetered
         )
     }
 

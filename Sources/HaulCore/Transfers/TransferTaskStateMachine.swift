@@ -338,6 +338,18 @@ package struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable wher
         }
     }
 
+    /// The transfer in flight ended for a reason that is not the task's: the owner's scheduler stopped it (sleep, a
+    /// metered network, power-saver) or it failed while the network was down. The run goes on and no retry is spent:
+    /// the same attempt number is started again once the owner lets it. Outside running this is a plain
+    /// ``transferStopped(now:)``.
+    package mutating func transferSetBack(now: Instant) -> [Action] {
+        recording { machine in
+            guard case .transferring = machine.current else { return machine.stopped(now: now) }
+            machine.attemptEnded()
+            return machine.startAttempt(machine.attempt)
+        }
+    }
+
     /// The transfer in flight finished: the file is complete, verified and in place (download), or the server
     /// accepted the body (upload). Completes the task successfully, even if a stop had been requested.
     package mutating func transferSucceeded(now: Instant) -> [Action] {

@@ -6,6 +6,9 @@ package struct UploadOptions: Equatable, Sendable {
     package var headers: [String: String] = [:]
     /// The task's own rate limit in bytes per second (0: none), within ``RateLimitRule``.
     package var rateLimit: UInt64 = 0
+    package var priority = TransferPriority.foreground
+    /// Whether the task may use a metered network; nil takes the priority's default.
+    package var allowMetered: Bool?
 
     package init() {}
 }

@@ -13,7 +13,9 @@ struct ManagedTask {
     let probe = ProgressProbe()
     var meter = ProgressMeter<ContinuousClock.Instant>()
     var attempt: Task<Void, Never>?
-    var retryTimer: Task<Void, Never>?
+    /// The back-off the machine armed, waited out by the scheduler (`WaitingFor=retry`): its timer's generation and
+    /// deadline, reported to the machine when the scheduler gives the task its slot again.
+    var pendingRetry: (generation: UInt64, deadline: ContinuousClock.Instant)?
     /// Where a segmented download's attempt leaves its plan.
     var plans = PlanBox()
 
@@ -45,7 +47,7 @@ struct ManagedTask {
     }
 
     /// Every property of `org.haul.Haul1.Task`.
-    func properties(rate: UInt64 = 0) -> [String: DBusValue] {
+    func properties(rate: UInt64 = 0, waitingFor: WaitingFor? = nil) -> [String: DBusValue] {
         let reading = probe.reading
         let download = record.kind == .download
         let failure = machine.outcome?.failure
@@ -54,7 +56,7 @@ struct ManagedTask {
             .kind: .string(TaskKindName(record.kind).rawValue),
             .url: .string(TransferURL.redacted(record.url).busSafe),
             .path: .string(record.path),
-            .state: .string(TaskStateName(machine.state).rawValue),
+            .state: .string(stateName(waitingFor: waitingFor).rawValue),
             .bytesReceived: .uint64(download ? reading.bytes : 0),
             .bytesExpectedToReceive: .int64(download ? reading.expected : -1),
             .bytesSent: .uint64(download ? 0 : reading.bytes),
@@ -71,6 +73,9 @@ struct ManagedTask {
             .httpStatus: .uint32(record.httpStatus),
             .connections: .uint32(record.connections),
             .rateLimit: .uint64(record.rateLimit),
+            .waitingFor: .string(waitingFor?.rawValue ?? ""),
+            .priority: .string(TaskPriorityName(record.priority).rawValue),
+            .allowMetered: .boolean(record.allowMetered),
         ]
         return properties.byName
     }

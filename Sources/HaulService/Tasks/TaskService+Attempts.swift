@@ -45,6 +45,8 @@ extension TaskService {
         task.attempt = nil
         if let plan = task.plans.takeNew() { task.record.segments = plan }
         let now = clock.now
+        // Stopped by the scheduler, or failed while the network is down: the run goes on without spending a retry.
+        let spendsRetry = scheduler.failureSpendsRetry(id)
         let actions: [ManagedTask.Machine.Action]
         switch result {
         case .downloaded(let size):
@@ -57,11 +59,12 @@ extension TaskService {
             actions = task.machine.transferSucceeded(now: now)
         case .failed(let failure) where stopped || failure == .cancelled,
             .mustRestartOnOneConnection(let failure) where stopped:
-            actions = task.machine.transferStopped(now: now)
+            actions = spendsRetry ? task.machine.transferStopped(now: now) : task.machine.transferSetBack(now: now)
         case .failed(let failure):
             if let status = failure.httpStatus { task.record.httpStatus = status }
             logger.info("task \(id) attempt \(task.machine.attempt) failed: \(failure)")
-            actions = task.machine.transferFailed(failure, now: now)
+            actions = failure.isTransient && !spendsRetry
+                ? task.machine.transferSetBack(now: now) : task.machine.transferFailed(failure, now: now)
         case .mustRestartOnOneConnection(let failure):
             // The file changed (or its ranges came without a size): from zero, on one connection.
             if let status = failure.httpStatus { task.record.httpStatus = status }
@@ -72,8 +75,13 @@ extension TaskService {
             logger.info("task \(id) attempt \(task.machine.attempt) failed: \(failure)")
             actions = task.machine.transferFailed(failure, now: now)
         }
+        task.pendingRetry = nil
         tasks[id] = task
         perform(actions, for: id)
+        // Then the scheduler hears of the end: the slot is free, after a back-off the machine armed if any.
+        guard let ended = tasks[id], ended.machine.state != .completed else { return }
+        let retryDelay = ended.pendingRetry.map { clock.now.duration(to: $0.deadline) }
+        schedule(scheduler.attemptFailed(id, retryDelay: retryDelay, now: clock.now), for: id)
     }
 }
 

@@ -43,7 +43,7 @@ extension TaskService {
 
     /// Saves `change` of the settings, then applies it and queues the changed properties; a settings file that cannot
     /// be written changes nothing.
-    private func changeSettings(
+    func changeSettings(
         _ properties: [ManagerProperty: DBusValue], _ change: (inout ManagerSettings) -> Void
     ) throws(DBusError) {
         var changed = settings

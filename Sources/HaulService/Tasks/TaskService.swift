@@ -38,6 +38,20 @@ actor TaskService {
     /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
     private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
+    /// Which tasks may transfer now (`MaxRunningTasks`), and why the others wait.
+    var scheduler: Scheduler
+    /// The scheduler's one timer: the earliest retry back-off.
+    var schedulerTimer: Task<Void, Never>?
+    /// The transferring tasks last told to the activity indicator.
+    var lastRunningCount = 0
+    /// The highest ``TaskRecord/queuePosition`` given.
+    var lastQueuePosition: UInt64 = 0
+    /// While restored tasks join the scheduler in their saved order, keeping their positions.
+    var isRestoring = false
+    /// logind's inhibitors, when hauld reaches the system bus.
+    var sleepInhibitor: SleepInhibitor?
+    /// What was last asked of `sleepInhibitor`.
+    var heldInhibitors = (delay: false, block: false)
     private let outbox: AsyncStream<TaskPublication>
     let outboxInput: AsyncStream<TaskPublication>.Continuation
 
@@ -59,6 +73,7 @@ actor TaskService {
         self.settingsURL = settingsURL
         let (settings, problem) = ManagerSettings.load(from: settingsURL)
         self.settings = settings
+        scheduler = Scheduler(maxRunningTasks: settings.maxRunningTasks)
         rates.setGlobalLimit(settings.downloadRateLimit, for: .download)
         rates.setGlobalLimit(settings.uploadRateLimit, for: .upload)
         if let problem { logger.warning("\(problem)") }
@@ -100,12 +115,19 @@ actor TaskService {
             if var task = tasks[id], task.recordLifecycle() { persist(id) }
         }
         await records.flush()
-        for id in tasks.keys.sorted() {
+        // They join the scheduler's queue in the order they had.
+        lastQueuePosition = tasks.values.map(\.record.queuePosition).max() ?? 0
+        isRestoring = true
+        let order = tasks.values.sorted {
+            ($0.record.queuePosition, $0.record.id) < ($1.record.queuePosition, $1.record.id)
+        }
+        for id in order.map(\.record.id) {
             guard var task = tasks[id] else { continue }
             let actions = task.machine.start(now: clock.now)
             tasks[id] = task
             perform(actions, for: id)
         }
+        isRestoring = false
         await published()
     }
 
@@ -113,10 +135,8 @@ actor TaskService {
     func shutdown() async {
         isShuttingDown = true
         ticker?.cancel()
-        for task in tasks.values {
-            task.retryTimer?.cancel()
-            task.attempt?.cancel()
-        }
+        schedulerTimer?.cancel()
+        for task in tasks.values { task.attempt?.cancel() }
         for task in tasks.values { await task.attempt?.value }
         // A clean stop: no task counts toward the crash-loop guard any more.
         for id in tasks.keys.sorted() {
@@ -241,22 +261,22 @@ actor TaskService {
 
     // MARK: Actions
 
+    /// Carries out what a task's machine decided, then brings the scheduler in line with it.
     func perform(_ actions: [ManagedTask.Machine.Action], for id: UInt32) {
+        var stopsNothing = false
         for action in actions {
             guard tasks[id] != nil else { return }
             switch action {
             case .startTransfer:
-                startAttempt(id)
+                // The scheduler starts it when it may (`admit`); told now, so the state published next says whether
+                // it runs or is queued.
+                followLifecycle(id)
             case .stopTransfer:
-                tasks[id]?.attempt?.cancel()
+                if let attempt = tasks[id]?.attempt { attempt.cancel() } else { stopsNothing = true }
             case .armRetryTimer(let deadline, let generation):
-                tasks[id]?.retryTimer?.cancel()
-                tasks[id]?.retryTimer = clock.timer(at: deadline) { [weak self] in
-                    await self?.retryTimerFired(id, generation: generation)
-                }
+                tasks[id]?.pendingRetry = (generation, deadline)
             case .cancelRetryTimer:
-                tasks[id]?.retryTimer?.cancel()
-                tasks[id]?.retryTimer = nil
+                tasks[id]?.pendingRetry = nil
             case .removePartialFile:
                 if let task = tasks[id], task.record.kind == .download {
                     unlink(task.partialPath)
@@ -275,13 +295,14 @@ actor TaskService {
                 emitManagerSignal(.taskDidComplete, id, outcome: outcome)
             }
         }
-    }
-
-    private func retryTimerFired(_ id: UInt32, generation: UInt64) {
-        guard var task = tasks[id] else { return }
-        let actions = task.machine.retryTimerFired(generation: generation, now: clock.now)
-        tasks[id] = task
-        perform(actions, for: id)
+        // A queued task has no attempt to stop: it stopped at once, reported after what the machine said.
+        if stopsNothing, var task = tasks[id] {
+            let stopped = task.machine.transferStopped(now: clock.now)
+            tasks[id] = task
+            perform(stopped, for: id)
+            return
+        }
+        followLifecycle(id)
     }
 
     func persist(_ id: UInt32) {
@@ -299,11 +320,8 @@ actor TaskService {
         guard var task = tasks[id] else { return }
         task.recordLifecycle()
         tasks[id] = task
-        let rate = task.machine.state == .running ? task.meter.rate(now: clock.now) : 0
-        publish(id, task.properties(rate: rate))
-        let running = tasks.values.filter { $0.machine.state == .running }.count
-        outboxInput.yield(.runningTasks(UInt32(clamping: running)))
-        if running > 0 { startTicker() }
+        let rate = task.machine.state == .running && isTransferring(id) ? task.meter.rate(now: clock.now) : 0
+        publish(id, task.properties(rate: rate, waitingFor: waitingFor(id)))
     }
 
     private func emitManagerSignal(_ signal: ManagerSignal, _ id: UInt32, outcome: TransferOutcome? = nil) {
@@ -330,13 +348,18 @@ actor TaskService {
                 .resume: { [self] _ in try await self.run(.resume, on: id); return [] },
                 .cancel: { [self] _ in try await self.run(.cancel, on: id); return [] },
                 .forget: { [self] _ in try await self.forget(id); return [] },
+                .setURL: { [self] call in
+                    try await self.setURL(call.arguments.first?.stringValue ?? "", of: id)
+                    return []
+                },
             ]),
-            properties: task.properties(),
+            properties: task.properties(waitingFor: waitingFor(id)),
             setProperty: { [self] name, value, _ in
                 // The object server lets through writes of read-write properties only.
                 switch TaskProperty(rawValue: name) {
                 case .connections: try await self.setConnections(value, of: id)
                 case .rateLimit: try await self.setRateLimit(value, of: id)
+                case .priority: try await self.setPriority(value, of: id)
                 default: break
                 }
             }
@@ -349,9 +372,12 @@ actor TaskService {
         outboxInput.yield(.taskProperties(properties, at: path))
     }
 
-    /// Returns once everything queued so far is on the bus.
+    /// Returns once everything queued so far is on the bus, or at once when the outbox has ended (after
+    /// `shutdown()`: a system service's last report may come later).
     func published() async {
-        await withCheckedContinuation { outboxInput.yield(.barrier($0)) }
+        await withCheckedContinuation { continuation in
+            if case .terminated = outboxInput.yield(.barrier(continuation)) { continuation.resume() }
+        }
     }
 
     /// Sends the outbox's publications in order, until `shutdown()` ends it (or the calling task is cancelled).
@@ -390,7 +416,7 @@ actor TaskService {
 
     /// Publishes running tasks' progress ten times a second — the coalescing the contract promises — and stops when
     /// nothing runs, so an idle daemon has no timer.
-    private func startTicker() {
+    func startTicker() {
         guard ticker == nil else { return }
         ticker = Task { [weak self, clock] in
             while !Task.isCancelled {
@@ -408,7 +434,7 @@ actor TaskService {
         let now = clock.now
         var anyRunning = false
         for id in tasks.keys.sorted() {
-            guard var task = tasks[id], task.machine.state == .running else { continue }
+            guard var task = tasks[id], task.machine.state == .running, isTransferring(id) else { continue }
             anyRunning = true
             _ = task.meter.record(bytes: task.probe.reading.bytes, now: now)
             tasks[id]?.meter = task.meter

@@ -1,0 +1,5 @@
+/// A task's `Priority`, as the bus spells it.
+package enum TaskPriorityName: String, Sendable, CaseIterable {
+    case foreground
+    case background
+}
