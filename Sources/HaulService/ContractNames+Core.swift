@@ -57,3 +57,35 @@ extension IndicatorStateName {
             }
     }
 }
+
+extension WaitingForName {
+    package init(_ reason: WaitingFor) {
+        self =
+            switch reason {
+            case .sleep: .sleep
+            case .network: .network
+            case .unmetered: .unmetered
+            case .power: .power
+            case .retry: .retry
+            case .slot: .slot
+            }
+    }
+
+    /// `WaitingFor`'s value: the reason's name, or `""` when nothing is waited for.
+    package static func value(_ reason: WaitingFor?) -> String {
+        reason.map { WaitingForName($0).rawValue } ?? ""
+    }
+}
+
+extension NetworkStateName {
+    package init(_ state: NetworkState) {
+        self =
+            switch state {
+            case .online: .online
+            case .limited: .limited
+            case .portal: .portal
+            case .offline: .offline
+            case .unknown: .unknown
+            }
+    }
+}

@@ -31,11 +31,6 @@ struct NetworkStateTests {
         #expect(holding == [.portal, .offline])
     }
 
-    @Test func contractSpellings() {
-        #expect(NetworkState.allCases.map(\.rawValue) == ["online", "limited", "portal", "offline", "unknown"])
-        #expect(TransferPriority.allCases.map(\.rawValue) == ["foreground", "background"])
-    }
-
     /// NMMetered: 0 unknown, 1 yes, 2 no, 3 guess-yes, 4 guess-no.
     @Test(arguments: [(UInt32(0), false), (1, true), (2, false), (3, true), (4, false), (5, false), (.max, false)])
     func meteredIsYesOrGuessYes(_ value: UInt32, _ expected: Bool) {

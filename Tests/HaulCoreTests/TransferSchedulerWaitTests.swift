@@ -115,7 +115,6 @@ struct TransferSchedulerWaitTests {
     @Test func reasonsAreOrderedByPrecedence() {
         #expect(WaitingFor.allCases == [.sleep, .network, .unmetered, .power, .retry, .slot])
         #expect(WaitingFor.allCases.sorted() == WaitingFor.allCases)
-        #expect(WaitingFor.allCases.map(\.rawValue) == ["sleep", "network", "unmetered", "power", "retry", "slot"])
     }
 
     /// Loopback transfers never leave the machine: no network state, metered network or power profile holds them.

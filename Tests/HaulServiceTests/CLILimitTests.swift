@@ -96,7 +96,8 @@ import Testing
             let haul = Command.built("haul")
             #expect(try await Command.run(haul, ["limit", "--max-running", "1"], environment: environment).status == 0)
             let first = try await Command.run(
-                haul, ["get", "--detach", "-o", f.file("slow.bin"), f.server.url("/gen/1m?seed=71&throttle=262144")],
+                // The server pauses its answer for good after 100 000 bytes: the first task holds the one slot.
+                haul, ["get", "--detach", "-o", f.file("slow.bin"), f.server.url("/gen/1m?seed=71&stall-after=100000")],
                 environment: environment
             )
             #expect(first.status == 0, "\(first.stderr)")
@@ -107,7 +108,7 @@ import Testing
             )
             #expect(get.status == 0, "\(get.stderr)")
             let task = try #require(ObjectPath(get.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-            #expect(try await f.property(task, .priority) == .string("background"))
+            #expect(try await f.property(task, .priority) == .string(TaskPriorityName.background.rawValue))
             #expect(try await f.property(task, .allowMetered) == .boolean(true))
             let listed = try await Command.run(haul, ["ls"], environment: environment)
             #expect(listed.stdout.contains("queued:slot"), "\(listed.stdout)")

@@ -104,11 +104,13 @@ final class TaskServiceHarness: Sendable {
 
     // MARK: Requests
 
-    /// Downloads from a loopback URL nobody serves (the attempts are scripted) into `name`; returns the task's path
-    /// and id.
-    func download(_ name: String, options: DownloadOptions = DownloadOptions()) async throws -> (ObjectPath, UInt32) {
+    /// Downloads from a URL nobody serves (the attempts are scripted; `host` on loopback unless a test needs the network
+    /// rules) into `name`; returns the task's path and id.
+    func download(
+        _ name: String, options: DownloadOptions = DownloadOptions(), host: String = "127.0.0.1"
+    ) async throws -> (ObjectPath, UInt32) {
         let path = try await tasks.download(
-            url: try TransferURL("http://127.0.0.1:1/\(name)"),
+            url: try TransferURL("http://\(host):1/\(name)"),
             destination: try LocalPath(downloads.appendingPathComponent(name).path), options: options
         )
         return (path, try #require(UInt32(path.rawValue.split(separator: "/").last ?? "")))

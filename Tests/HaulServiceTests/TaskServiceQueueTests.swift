@@ -32,8 +32,8 @@ import Testing
         }
     }
 
-    static let running: [DBusValue] = [.string("running"), .string("")]
-    static let waitingForSlot: [DBusValue] = [.string("queued"), .string("slot")]
+    static let running: [DBusValue] = [.state(.running), .string("")]
+    static let waitingForSlot: [DBusValue] = [.state(.queued), .string(WaitingForName.slot.rawValue)]
 
     static func setMaxRunningTasks(_ harness: TaskServiceHarness, _ limit: UInt32) async throws {
         try await harness.client.setProperty(
@@ -177,6 +177,41 @@ import Testing
             #expect(third.record.path == harness.file("later"))
             third.finish(.downloaded(size: 0))
             await harness.attempts.next().finish(.downloaded(size: 0))
+        }
+    }
+
+    /// `AllowMetered` written by a client applies at once: forbidden on a metered network, a transfer stops and waits
+    /// (`unmetered`, no retry spent); allowed again, it continues. A loopback task never waits for this.
+    @Test func allowMeteredIsWritableAndAppliesAtOnce() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            await harness.tasks.networkChanged(.init(state: .online, metered: true))
+            // 192.0.2.1 (TEST-NET-1) is never contacted: the attempts are scripted.
+            let (path, _) = try await harness.download("remote", host: "192.0.2.1")
+            let attempt = await harness.attempts.next()
+            #expect(try await Self.queueState(harness, path) == Self.running)
+            try await harness.client.setProperty(
+                destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+                name: TaskProperty.allowMetered.name, value: .boolean(false)
+            )
+            let unmetered: [DBusValue] = [.state(.queued), .string(WaitingForName.unmetered.rawValue)]
+            try await waitUntil("the transfer to stop and wait for an unmetered network") {
+                try await Self.queueState(harness, path) == unmetered
+            }
+            #expect(attempt.wasStopped)
+            #expect(try await Self.property(harness, path, .allowMetered) == .boolean(false))
+            try await harness.client.setProperty(
+                destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+                name: TaskProperty.allowMetered.name, value: .boolean(true)
+            )
+            let again = await harness.attempts.next()
+            #expect(try await Self.queueState(harness, path) == Self.running)
+            again.finish(.downloaded(size: 0))
+            await #expect(throws: DBusError.self) {
+                try await harness.client.setProperty(
+                    destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+                    name: TaskProperty.allowMetered.name, value: .string("yes")
+                )
+            }
         }
     }
 

@@ -34,7 +34,7 @@ package enum TaskProperty: String, ContractProperty {
     case waitingFor = "WaitingFor"
     /// A ``TaskPriorityName``.
     case priority = "Priority"
-    /// May transfer on a metered network: fixed at creation.
+    /// May transfer on a metered network: set at creation from the option or the priority, then only when written.
     case allowMetered = "AllowMetered"
 
     package var type: DBusType {
@@ -48,5 +48,10 @@ package enum TaskProperty: String, ContractProperty {
         }
     }
 
-    package var isWritable: Bool { self == .connections || self == .rateLimit || self == .priority }
+    package var isWritable: Bool {
+        switch self {
+        case .connections, .rateLimit, .priority, .allowMetered: true
+        default: false
+        }
+    }
 }

@@ -1,5 +1,5 @@
-/// What the network allows (D-Bus `NetworkState`), derived from NetworkManager's properties.
-package enum NetworkState: String, Sendable, Hashable, CaseIterable {
+/// What the network allows (the bus spells it as `NetworkStateName`), derived from NetworkManager's properties.
+package enum NetworkState: Sendable, Hashable, CaseIterable {
     /// Full connectivity.
     case online
     /// A local network only: attempts proceed with the ordinary retry rules.

@@ -12,6 +12,6 @@ package enum TransferPriority: String, Sendable, Hashable, CaseIterable, Compara
     }
 
     /// Whether a task of this priority may use a metered network when its creator did not say
-    /// (D-Bus `AllowMetered`'s default). Fixed at creation: a later change of priority does not change it.
+    /// (D-Bus `AllowMetered`'s default), taken at creation: a later change of priority does not change it.
     package var allowsMeteredByDefault: Bool { self == .foreground }
 }

@@ -62,13 +62,22 @@ extension TransferScheduler {
     }
 
     /// The client gave the task another priority: it joins the end of that priority's queue. Whether it may use a
-    /// metered network does not change: `AllowMetered` is fixed at creation.
+    /// metered network does not change: `AllowMetered` takes its default from the priority at creation only.
     package mutating func priorityChanged(_ id: UInt32, to priority: TransferPriority, now: Instant) -> [Action] {
         guard var task = tasks[id], !task.isRemoved, task.priority != priority else { return [] }
         task.priority = priority
         task.ticket = takeTicket()
         tasks[id] = task
         return reschedule(now: now, savingOrder: true)
+    }
+
+    /// The client allowed or forbade the task a metered network (`AllowMetered`): on a metered network it starts, or
+    /// its attempt stops and it waits (`unmetered`).
+    package mutating func allowMeteredChanged(_ id: UInt32, to allowed: Bool, now: Instant) -> [Action] {
+        guard var task = tasks[id], !task.isRemoved, task.allowMetered != allowed else { return [] }
+        task.allowMetered = allowed
+        tasks[id] = task
+        return reschedule(now: now)
     }
 
     /// The task has a new URL (`SetURL`), whose host is or is not loopback.

@@ -64,7 +64,7 @@ package struct TransferScheduler<Instant: InstantProtocol>: Sendable where Insta
     package struct ScheduledTask: Sendable, Equatable {
         package internal(set) var priority: TransferPriority
         /// May transfer on a metered network (D-Bus `AllowMetered`).
-        package let allowMetered: Bool
+        package internal(set) var allowMetered: Bool
         /// The task's URL is loopback (``LoopbackHost``).
         package internal(set) var isLoopback: Bool
         /// The client wants it to run: false while suspended.

@@ -1,8 +1,8 @@
-/// Why a task that wants to run is queued instead (D-Bus `WaitingFor`; `""` when nothing is waited for).
+/// Why a task that wants to run is queued instead (the bus spells it as `WaitingForName`).
 ///
 /// Declared in order of precedence: when several reasons apply, the first one is shown, so a task is never said to
 /// wait for a slot it could not use anyway.
-package enum WaitingFor: String, Sendable, Hashable, CaseIterable, Comparable {
+package enum WaitingFor: Sendable, Hashable, CaseIterable, Comparable {
     /// The machine is going to sleep (or the wake-up has not been announced yet).
     case sleep
     /// The network is offline or behind a captive portal.

@@ -55,8 +55,8 @@ package struct TaskRecord: Sendable, Equatable {
     package var rateLimit: UInt64
     /// Foreground or background (D-Bus `Priority`).
     package var priority: TransferPriority
-    /// May transfer on a metered network (D-Bus `AllowMetered`): fixed at creation, the option or else the
-    /// priority's default.
+    /// May transfer on a metered network (D-Bus `AllowMetered`): at creation the option or else the priority's
+    /// default; then only what a client writes.
     package var allowMetered: Bool
     /// The task's place in the queue: tasks join it in the order of these numbers (0: before any numbered one, as
     /// records written before the queue existed), so that a restart keeps the order.

@@ -73,7 +73,7 @@ struct ManagedTask {
             .httpStatus: .uint32(record.httpStatus),
             .connections: .uint32(record.connections),
             .rateLimit: .uint64(record.rateLimit),
-            .waitingFor: .string(waitingFor?.rawValue ?? ""),
+            .waitingFor: .string(WaitingForName.value(waitingFor)),
             .priority: .string(TaskPriorityName(record.priority).rawValue),
             .allowMetered: .boolean(record.allowMetered),
         ]

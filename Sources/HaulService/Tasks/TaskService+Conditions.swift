@@ -9,7 +9,7 @@ extension TaskService {
     /// The Manager's read-only `NetworkState`, `Metered` and `PowerSaver`.
     var conditionProperties: [ManagerProperty: DBusValue] {
         [
-            .networkState: .string(scheduler.networkState.rawValue),
+            .networkState: .string(NetworkStateName(scheduler.networkState).rawValue),
             .metered: .boolean(scheduler.isMetered),
             .powerSaver: .boolean(scheduler.isPowerSaver),
         ]
@@ -21,7 +21,7 @@ extension TaskService {
         let network = scheduler.networkChanged(to: reading.state, now: now)
         schedule(network + scheduler.meteredChanged(to: reading.metered, now: now))
         outboxInput.yield(.managerProperties(ManagerProperty.values([
-            .networkState: .string(reading.state.rawValue), .metered: .boolean(reading.metered),
+            .networkState: .string(NetworkStateName(reading.state).rawValue), .metered: .boolean(reading.metered),
         ])))
         await published()
     }

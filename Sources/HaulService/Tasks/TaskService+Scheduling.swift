@@ -123,6 +123,23 @@ extension TaskService {
         await published()
     }
 
+    /// A task's `AllowMetered`: kept with the task, and applied at once (a running transfer on a metered network stops
+    /// and waits; a waiting one continues).
+    func setAllowMetered(_ value: DBusValue, of id: UInt32) async throws(DBusError) {
+        guard case .boolean(let allowed) = value else {
+            throw .invalidArgs("\(TaskProperty.allowMetered.name) must be a b")
+        }
+        guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
+        guard task.machine.state != .completed else {
+            throw HaulErrorName.taskCompleted.error("task \(id) has completed")
+        }
+        tasks[id]?.record.allowMetered = allowed
+        persist(id)
+        publish(id, TaskProperty.values([.allowMetered: .boolean(allowed)]))
+        schedule(scheduler.allowMeteredChanged(id, to: allowed, now: clock.now), for: id)
+        await published()
+    }
+
     /// `SetURL`: a suspended or queued task gets a new URL (an expired link); its bytes on disk stay, and the next
     /// attempt validates them with If-Range as any resume does, so a different file starts again from zero.
     func setURL(_ text: String, of id: UInt32) async throws(DBusError) {
@@ -155,7 +172,7 @@ extension TaskService {
         let waiting = waitingFor(id)
         publish(id, TaskProperty.values([
             .state: .string(task.stateName(waitingFor: waiting).rawValue),
-            .waitingFor: .string(waiting?.rawValue ?? ""),
+            .waitingFor: .string(WaitingForName.value(waiting)),
         ]))
     }
 

@@ -360,6 +360,7 @@ actor TaskService {
                 case .connections: try await self.setConnections(value, of: id)
                 case .rateLimit: try await self.setRateLimit(value, of: id)
                 case .priority: try await self.setPriority(value, of: id)
+                case .allowMetered: try await self.setAllowMetered(value, of: id)
                 default: break
                 }
             }
