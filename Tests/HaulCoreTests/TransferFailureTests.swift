@@ -12,7 +12,7 @@ import Darwin
 
 @Suite("Transfer failures", .timeLimit(.minutes(2)))
 struct TransferFailureTests {
-    @Test func kindsAreSpelledAsTheSPECErrorNames() {
+    @Test func kindsAreSpelledAsTheContractsErrorNames() {
         let names = TransferErrorKind.allCases.map(\.rawValue)
         #expect(
             names == [
