@@ -2,7 +2,8 @@ import ArgumentParser
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Show the network-activity indicator (visibility, state, count, settings) and the bandwidth limits."
+        commandName: "status",
+        abstract: "Show the network-activity indicator (visibility, state, count, settings), the limits and the network."
     )
 
     @Flag(help: "Print one JSON object.")
@@ -12,8 +13,14 @@ struct StatusCommand: AsyncParsableCommand {
         try await reportingFailures {
             let client = try await HaulClient.connect()
             let status = try await client.indicatorStatus()
-            let limits = ManagerLimits(try await client.managerSnapshot())
-            emit(json ? jsonLine(status.json.merging(limits.json) { $1 }) : status.human + "\n" + limits.human)
+            let manager = try await client.managerSnapshot()
+            let limits = ManagerLimits(manager)
+            let conditions = SystemConditions(manager)
+            emit(
+                json
+                    ? jsonLine(status.json.merging(limits.json) { $1 }.merging(conditions.json) { $1 })
+                    : [status.human, limits.human, conditions.human].joined(separator: "\n")
+            )
         }
     }
 }

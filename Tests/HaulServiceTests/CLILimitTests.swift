@@ -52,6 +52,8 @@ import Testing
             #expect(object?["upload_rate_limit"] as? Int == 512 << 10)
             let status = try await haul(fixture, ["status"])
             #expect(status.stdout.contains("Limits:     download 5.0 MiB/s, upload 512.0 KiB/s, running tasks 5"), "\(status.stdout)")
+            // hauld on a system bus that is not there: no NetworkManager, nothing waits.
+            #expect(status.stdout.contains("Network:    unknown (no NetworkManager); power saver off"), "\(status.stdout)")
             _ = try await haul(fixture, ["limit", "--max-running", "2"])
             let running = try await haul(fixture, ["limit", "--json"])
             let parsed = try JSONSerialization.jsonObject(with: Data(running.stdout.utf8)) as? [String: Any]

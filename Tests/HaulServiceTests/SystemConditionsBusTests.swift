@@ -36,11 +36,11 @@ import Testing
         )
     }
 
-    static func waitForQueue(_ f: TransferFixture, _ task: ObjectPath, _ reason: String) async throws {
-        try await waitUntil("\(task) queued for \(reason)") {
+    static func waitForQueue(_ f: TransferFixture, _ task: ObjectPath, _ reason: WaitingForName) async throws {
+        try await waitUntil("\(task) queued for \(reason.rawValue)") {
             let state = try await f.property(task, .state)
             let waiting = try await f.property(task, .waitingFor)
-            return state == .string("queued") && waiting == .string(reason)
+            return state == .state(.queued) && waiting == .string(reason.rawValue)
         }
     }
 
@@ -55,15 +55,15 @@ import Testing
     @Test func offlineTasksWaitForTheNetworkAndContinueByThemselves() async throws {
         try await Self.with { f, system, host throws in
             try await system.setNetwork(connectivity: 1)
-            try await waitUntil("NetworkState offline") { try await Self.manager(f, .networkState) == .string("offline") }
+            try await waitUntil("NetworkState offline") { try await Self.manager(f, .networkState) == .string(NetworkStateName.offline.rawValue) }
             let remote = try await Self.download(f, host.server.url("/gen/256k?seed=61"), to: "remote.bin")
             let local = try await f.download("/gen/256k?seed=62", to: "local.bin")
-            try await Self.waitForQueue(f, remote, "network")
+            try await Self.waitForQueue(f, remote, .network)
             try await Self.expectComplete(f, local, "local.bin", seed: 62)
-            #expect(try await f.property(remote, .state) == .string("queued"))
+            #expect(try await f.property(remote, .state) == .state(.queued))
             try await system.setNetwork(connectivity: 4)
             try await Self.expectComplete(f, remote, "remote.bin", seed: 61)
-            #expect(try await Self.manager(f, .networkState) == .string("online"))
+            #expect(try await Self.manager(f, .networkState) == .string(NetworkStateName.online.rawValue))
         }
     }
 
@@ -72,13 +72,19 @@ import Testing
         try await Self.with { f, system, host throws in
             try await system.setNetwork(metered: 1)
             try await waitUntil("Metered") { try await Self.manager(f, .metered) == .boolean(true) }
+            let status = try await Command.run(
+                Command.built("haul"), ["status", "--json"], environment: f.daemon.bus.environment
+            )
+            let shown = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            #expect(shown?["network_state"] as? String == NetworkStateName.online.rawValue)
+            #expect(shown?["metered"] as? Bool == true && shown?["power_saver"] as? Bool == false)
             let background = try await Self.download(
-                f, host.server.url("/gen/256k?seed=63"), to: "background.bin", options: [.priority: .string("background")]
+                f, host.server.url("/gen/256k?seed=63"), to: "background.bin", options: [.priority: .string(TaskPriorityName.background.rawValue)]
             )
             let foreground = try await Self.download(f, host.server.url("/gen/256k?seed=64"), to: "foreground.bin")
-            try await Self.waitForQueue(f, background, "unmetered")
+            try await Self.waitForQueue(f, background, .unmetered)
             try await Self.expectComplete(f, foreground, "foreground.bin", seed: 64)
-            #expect(try await f.property(background, .state) == .string("queued"))
+            #expect(try await f.property(background, .state) == .state(.queued))
             try await system.setNetwork(metered: 2)
             try await Self.expectComplete(f, background, "background.bin", seed: 63)
         }
@@ -90,9 +96,9 @@ import Testing
             try await system.setActiveProfile("power-saver")
             try await waitUntil("PowerSaver") { try await Self.manager(f, .powerSaver) == .boolean(true) }
             let background = try await Self.download(
-                f, host.server.url("/gen/256k?seed=65"), to: "saver.bin", options: [.priority: .string("background")]
+                f, host.server.url("/gen/256k?seed=65"), to: "saver.bin", options: [.priority: .string(TaskPriorityName.background.rawValue)]
             )
-            try await Self.waitForQueue(f, background, "power")
+            try await Self.waitForQueue(f, background, .power)
             try await system.setActiveProfile("balanced")
             try await Self.expectComplete(f, background, "saver.bin", seed: 65)
         }
@@ -105,9 +111,9 @@ import Testing
         let host = try NetworkNamespaceHost()
         defer { host.stop() }
         try await TransferFixture.with(environment: system.environment) { f throws in
-            #expect(try await Self.manager(f, .networkState) == .string("unknown"))
+            #expect(try await Self.manager(f, .networkState) == .string(NetworkStateName.unknown.rawValue))
             let task = try await Self.download(
-                f, host.server.url("/gen/256k?seed=66"), to: "plain.bin", options: [.priority: .string("background")]
+                f, host.server.url("/gen/256k?seed=66"), to: "plain.bin", options: [.priority: .string(TaskPriorityName.background.rawValue)]
             )
             try await Self.expectComplete(f, task, "plain.bin", seed: 66)
         }
@@ -126,7 +132,7 @@ import Testing
             }
             try await waitUntil("a delay inhibitor held") { delay(try await system.inhibitors()).contains { !$0.released } }
             try await system.emitPrepareForSleep(true)
-            try await Self.waitForQueue(f, task, "sleep")
+            try await Self.waitForQueue(f, task, .sleep)
             try await waitUntil("the delay inhibitor released") { delay(try await system.inhibitors()).allSatisfy(\.released) }
             try await system.emitPrepareForSleep(false)
             try await waitUntil("a new delay inhibitor") {

@@ -10,6 +10,11 @@ package struct ManagerSnapshot: Sendable, Equatable {
     package var uploadRateLimit: UInt64 = 0
     /// How many tasks transfer at once, 0 for no limit.
     package var maxRunningTasks: UInt32 = 5
+    /// `unknown` until hauld says, as without NetworkManager.
+    package var networkState = NetworkStateName.unknown
+    package var metered = false
+    package var powerSaver = false
+    package var inhibitSleep = false
 
     package init(properties: [String: DBusValue] = [:]) {
         apply(properties)
@@ -21,5 +26,11 @@ package struct ManagerSnapshot: Sendable, Equatable {
         if let value = ManagerProperty.downloadRateLimit.value(in: properties)?.uint64Value { downloadRateLimit = value }
         if let value = ManagerProperty.uploadRateLimit.value(in: properties)?.uint64Value { uploadRateLimit = value }
         if let value = ManagerProperty.maxRunningTasks.value(in: properties)?.uint32Value { maxRunningTasks = value }
+        if let value = ManagerProperty.networkState.value(in: properties)?.stringValue.flatMap(NetworkStateName.init) {
+            networkState = value
+        }
+        if let value = ManagerProperty.metered.value(in: properties)?.boolValue { metered = value }
+        if let value = ManagerProperty.powerSaver.value(in: properties)?.boolValue { powerSaver = value }
+        if let value = ManagerProperty.inhibitSleep.value(in: properties)?.boolValue { inhibitSleep = value }
     }
 }
