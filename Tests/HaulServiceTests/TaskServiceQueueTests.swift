@@ -180,6 +180,23 @@ import Testing
         }
     }
 
+    /// A new task over the limit is announced queued: its object appears with `State` `queued`, never `running` first.
+    @Test func aNewTaskOverTheLimitAppearsQueued() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            try await Self.setMaxRunningTasks(harness, 1)
+            _ = try await harness.download("first")
+            let first = await harness.attempts.next()
+            let (second, _) = try await harness.download("second")
+            let added = await harness.signals(about: second, until: "InterfacesAdded").last
+            let interfaces = try #require(added?.body.dropFirst().first?.stringDictionary)
+            let task = interfaces[HaulBus.taskInterface]?.stringDictionary ?? [:]
+            #expect(TaskProperty.state.value(in: task) == .state(.queued))
+            #expect(TaskProperty.waitingFor.value(in: task) == .string(WaitingForName.slot.rawValue))
+            first.finish(.downloaded(size: 0))
+            await harness.attempts.next().finish(.downloaded(size: 0))
+        }
+    }
+
     /// `AllowMetered` written by a client applies at once: forbidden on a metered network, a transfer stops and waits
     /// (`unmetered`, no retry spent); allowed again, it continues. A loopback task never waits for this.
     @Test func allowMeteredIsWritableAndAppliesAtOnce() async throws {

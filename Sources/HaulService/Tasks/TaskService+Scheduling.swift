@@ -37,7 +37,7 @@ extension TaskService {
     }
 
     /// The task joins the scheduler's queue, at its end.
-    private func join(_ task: ManagedTask, suspended: Bool) -> [Scheduler.Action] {
+    func join(_ task: ManagedTask, suspended: Bool) -> [Scheduler.Action] {
         scheduler.add(
             task.record.id, priority: task.record.priority, allowMetered: task.record.allowMetered,
             isLoopback: task.isLoopback, isSuspended: suspended, now: clock.now

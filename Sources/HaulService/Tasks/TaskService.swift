@@ -190,8 +190,16 @@ actor TaskService {
         task.probe.set(bytes: 0, expected: -1)
         let actions = startSuspended ? [] : task.machine.start(now: clock.now)
         tasks[record.id] = task
+        // In the queue before it is exported, so that its first `State` already says whether it runs or is queued;
+        // what the scheduler decided is carried out once the machine's own actions are.
+        let joining = startSuspended ? [] : join(task, suspended: false)
         export(task)
-        if startSuspended { persist(record.id) } else { perform(actions, for: record.id) }
+        if startSuspended {
+            persist(record.id)
+        } else {
+            perform(actions, for: record.id)
+            schedule(joining, for: record.id)
+        }
         await published()
         return task.path
     }
