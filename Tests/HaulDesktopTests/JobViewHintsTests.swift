@@ -34,6 +34,18 @@ import Testing
         #expect((0...100).contains(task.percent ?? 999))
     }
 
+    /// A queued task's job says why it waits; once it runs, the message is cleared.
+    @Test func aQueuedTaskSaysWhyItWaits() {
+        #expect(JobViewHints.update(for: Tasks.queued(.unmetered))["infoMessage"]
+            == .string("Waiting for a network that is not metered"))
+        #expect(JobViewHints.update(for: Tasks.queued(.slot))["speed"] == .uint64(0))
+        #expect(JobViewHints.update(for: Tasks.download())["infoMessage"] == .string(""))
+        for reason in WaitingForName.allCases {
+            #expect(WaitingReason.sentence(for: Tasks.queued(reason)) != nil, "\(reason)")
+        }
+        #expect(WaitingReason.sentence(for: Tasks.download()) == nil)
+    }
+
     @Test func aSuspendedTaskHasNoSpeed() {
         let hints = JobViewHints.update(for: Tasks.download(.suspended, bytes: 250, expected: 1000, rate: 42))
         #expect(hints["suspended"] == .boolean(true))

@@ -15,6 +15,15 @@ enum Tasks {
         )
     }
 
+    /// A download queued for `reason`.
+    static func queued(_ reason: WaitingForName, file: String = "/home/u/Downloads/debian.iso", id: UInt32 = 1)
+        -> TaskSnapshot
+    {
+        var properties = properties(.queued, file: file, id: id)
+        properties[TaskProperty.waitingFor.name] = .string(reason.rawValue)
+        return TaskSnapshot(properties: properties)
+    }
+
     /// Every property of `org.haul.Haul1.Task` for such a download, as `InterfacesAdded` carries them.
     static func properties(
         _ state: TaskStateName = .running, bytes: UInt64 = 0, expected: Int64 = -1, rate: UInt64 = 0,

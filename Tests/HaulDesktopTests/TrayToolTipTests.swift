@@ -20,6 +20,15 @@ import Testing
         #expect(tip.subTitle == "2 transfers: a.iso 42%, b.bin; 1 suspended")
     }
 
+    /// Queued tasks are counted, with their reason when they share one.
+    @Test func queuedTransfersAreCountedWithTheirReason() {
+        let running = Tasks.download(bytes: 42, expected: 100, file: "/d/a.iso", id: 1)
+        let network = [Tasks.queued(.network, id: 2), Tasks.queued(.network, id: 3)]
+        #expect(TrayToolTip(tasks: [running] + network).subTitle == "1 transfer: a.iso 42%; 2 queued, waiting for the network")
+        let mixed = network + [Tasks.queued(.slot, id: 4)]
+        #expect(TrayToolTip(tasks: mixed).subTitle == "3 queued")
+    }
+
     @Test func manyTransfersAreCounted() {
         let tasks = (1...5).map { Tasks.download(file: "/d/\($0).bin", id: UInt32($0)) }
         #expect(TrayToolTip(tasks: tasks).subTitle == "5 transfers: 1.bin, 2.bin, 3.bin, and 2 more")

@@ -25,7 +25,8 @@ package enum JobViewHints {
     /// `title` s, `descriptionLabel1`/`descriptionValue1` s (source), `descriptionLabel2`/`descriptionValue2` s
     /// (destination), `totalFiles` t (1: Plasma then words it "file.iso to Downloads"), `destUrl` s (a download's
     /// folder), `processedBytes` t, `totalBytes` t and `percent` u (0 while the size is unknown, so that a total
-    /// that became unknown does not stay on screen), `speed` t (bytes/s), `suspended` b.
+    /// that became unknown does not stay on screen), `speed` t (bytes/s), `suspended` b, `infoMessage` s (why a queued
+    /// task waits; empty otherwise, so that the message goes once the task runs).
     package static func update(for task: TaskSnapshot) -> [String: DBusValue] {
         let (source, destination) = task.isDownload ? (task.url, task.path) : (task.path, task.url)
         var hints: [String: DBusValue] = [
@@ -40,6 +41,7 @@ package enum JobViewHints {
             "suspended": .boolean(task.isSuspended),
             "totalBytes": .uint64(UInt64(max(task.bytesExpected, 0))),
             "percent": .uint32(task.percent ?? 0),
+            "infoMessage": .string(WaitingReason.sentence(for: task) ?? ""),
         ]
         if task.isDownload, !task.path.isEmpty {
             hints["destUrl"] = .string(URL(fileURLWithPath: task.path).deletingLastPathComponent().absoluteString)

@@ -2,7 +2,7 @@ package import DBusKit
 package import HaulContract
 
 /// The tray icon's tooltip: a title and a line summing up the running transfers, such as
-/// "2 transfers: debian.iso 42%, photos.tar 7%".
+/// "2 transfers: debian.iso 42%, photos.tar 7%; 3 queued, waiting for the network".
 package struct TrayToolTip: Sendable, Equatable {
     package var title: String
     package var subTitle: String
@@ -23,6 +23,13 @@ package struct TrayToolTip: Sendable, Equatable {
             let more = running.count > named.count ? ", and \(running.count - named.count) more" : ""
             let count = running.count == 1 ? "1 transfer" : "\(running.count) transfers"
             parts.append("\(count): \(named.joined(separator: ", "))\(more)")
+        }
+        let queued = tasks.filter { $0.state == .queued }
+        if !queued.isEmpty {
+            // Their reason when they share one; several reasons would not fit a tooltip's line.
+            let reasons = Set(queued.map { WaitingReason.phrase(for: $0) ?? "" })
+            let reason = reasons.count == 1 ? reasons.first.flatMap { $0.isEmpty ? nil : ", \($0)" } ?? "" : ""
+            parts.append("\(queued.count) queued\(reason)")
         }
         if suspended > 0 { parts.append("\(suspended) suspended") }
         subTitle = parts.isEmpty ? "No transfers running" : parts.joined(separator: "; ")
