@@ -124,7 +124,9 @@ import Testing
     /// with a Range to a byte-exact file.
     @Test func aSleepCycleStopsAndContinuesTheTransfer() async throws {
         try await Self.with { f, system, host throws in
-            let target = "/gen/1m?seed=67&throttle=262144"
+            // The first answer pauses for good after 300 000 bytes: the sleep finds the transfer running, however loaded
+            // the machine; the one after the wake-up does not pause.
+            let target = "/gen/1m?seed=67&throttle=262144&stall-after=300000"
             let task = try await Self.download(f, host.server.url(target), to: "sleep.bin")
             try await f.wait(task, received: 1)
             let delay = { @Sendable (inhibitors: [FakeSystemBus.Inhibitor]) in
@@ -147,6 +149,33 @@ import Testing
             try await waitUntil("the delay inhibitor released after the last transfer") {
                 delay(try await system.inhibitors()).allSatisfy(\.released)
             }
+        }
+    }
+
+    /// `InhibitSleep`: while a foreground task transfers, hauld also holds a `block` inhibitor for `sleep:idle`, and
+    /// lets it go when the transfer stops; the setting is kept across a restart.
+    @Test func inhibitSleepBlocksIdleSleepWhileForegroundTasksRun() async throws {
+        let system = try await FakeSystemBus.start()
+        defer { system.stop() }
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-inhibit-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let block = { @Sendable (inhibitors: [FakeSystemBus.Inhibitor]) in
+            inhibitors.filter { $0.mode == "block" && $0.what.contains("idle") }
+        }
+        try await TransferFixture.with(stateDirectory: state, environment: system.environment) { f throws in
+            try await f.client.setProperty(
+                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
+                name: ManagerProperty.inhibitSleep.name, value: .boolean(true)
+            )
+            // On loopback, paused by the server for good after 100 000 bytes: it transfers until cancelled.
+            let task = try await f.download("/gen/1m?seed=68&stall-after=100000", to: "held.bin")
+            try await f.wait(task, received: 1)
+            try await waitUntil("a block inhibitor held") { block(try await system.inhibitors()).contains { !$0.released } }
+            try await f.taskCall(task, .cancel)
+            try await waitUntil("the block inhibitor released") { block(try await system.inhibitors()).allSatisfy(\.released) }
+        }
+        try await TransferFixture.with(stateDirectory: state, environment: system.environment) { f throws in
+            #expect(try await Self.manager(f, .inhibitSleep) == .boolean(true))
         }
     }
 }
