@@ -67,6 +67,24 @@ import Testing
         }
     }
 
+    /// Behind a captive portal, nothing is fetched from the host: the task waits (`network`) without a request
+    /// reaching the server, so no login page can end up in the file; once the portal is passed it continues.
+    @Test func aCaptivePortalHoldsTasksWithoutARequest() async throws {
+        try await Self.with { f, system, host throws in
+            try await system.setNetwork(connectivity: 2)
+            try await waitUntil("NetworkState portal") {
+                try await Self.manager(f, .networkState) == .string(NetworkStateName.portal.rawValue)
+            }
+            let query = "/gen/256k?seed=66"
+            let remote = try await Self.download(f, host.server.url(query), to: "portal.bin")
+            try await Self.waitForQueue(f, remote, .network)
+            #expect(try await host.server.stats().requests(query) == 0, "a request went out behind the portal")
+            try await system.setNetwork(connectivity: 4)
+            try await Self.expectComplete(f, remote, "portal.bin", seed: 66)
+            #expect(try await host.server.stats().requests(query) == 1)
+        }
+    }
+
     /// Metered: a background task waits for an unmetered network, a foreground one (or one allowed) does not.
     @Test func aMeteredNetworkHoldsBackgroundTasksOnly() async throws {
         try await Self.with { f, system, host throws in
@@ -144,8 +162,11 @@ import Testing
             try await f.wait(task, until: .completed)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.sha256(of: "sleep.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 1 << 20, seed: 67)))
-            let ranges = try await host.server.stats().ranges(target)
+            let stats = try await host.server.stats()
+            let ranges = stats.ranges(target)
             #expect(ranges.count == 1 && ranges.first?.hasPrefix("bytes=") == true, "continued with a Range: \(ranges)")
+            // Continued from the bytes on disk: nothing fetched twice but what was in flight when the sleep stopped it.
+            #expect(stats.bytesSent(target) <= (1 << 20) + 256 * 1024, "\(stats.bytesSent(target)) bytes sent")
             try await waitUntil("the delay inhibitor released after the last transfer") {
                 delay(try await system.inhibitors()).allSatisfy(\.released)
             }
