@@ -115,6 +115,38 @@ import Testing
         }
     }
 
+    /// A task the queue holds back has no attempt in flight: crashes meanwhile are not counted against it, and the
+    /// guard suspends only the task that was transferring each time.
+    @Test func aTaskHeldInTheQueueIsNotCountedByTheCrashLoopGuard() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("haul-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var ids: (running: UInt32, queued: UInt32) = (0, 0)
+        try await TaskServiceHarness.with(root: root) { first throws in
+            try await TaskServiceQueueTests.setMaxRunningTasks(first, 1)
+            ids.running = try await first.download("running.bin").1
+            _ = await first.attempts.next()
+            ids.queued = try await first.download("queued.bin").1
+            #expect(await first.savedRecords()[ids.queued]?.interruptedRuns == 0)
+            await first.crash()
+        }
+        try await TaskServiceHarness.with(root: root) { second throws in
+            let attempt = await second.attempts.next()
+            #expect(attempt.record.id == ids.running, "the queue's order is kept")
+            #expect(await second.savedRecords()[ids.queued]?.interruptedRuns == 0, "held back: not counted")
+            await second.crash()
+        }
+        try await TaskServiceHarness.with(root: root) { third throws in
+            let suspended = await third.tasks.tasks[ids.running]?.properties()
+            #expect(suspended?[TaskProperty.state.name] == .state(.suspended))
+            let waited = await third.tasks.tasks[ids.queued]?.properties()
+            try #require(waited?[TaskProperty.state.name] != .state(.suspended), "the guard suspended a task that only waited")
+            #expect(waited?[TaskProperty.errorMessage.name] == .string(""))
+            let attempt = await third.attempts.next()
+            #expect(attempt.record.id == ids.queued, "the task that only waited goes on")
+            attempt.finish(.downloaded(size: 0))
+        }
+    }
+
     /// A crash, a clean stop, a crash: never two unclean exits in a row, so the task goes on.
     @Test func aCleanStopBetweenCrashesStartsTheCountAgain() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("haul-\(UUID().uuidString)")

@@ -418,6 +418,28 @@ package struct TransferTaskStateMachine<Instant: InstantProtocol>: Sendable wher
         return startAttempt(attempt + 1)
     }
 
+    /// The owner's queue holds the task back (it runs for its clients, but no attempt of it is in flight): until one
+    /// is, an unclean exit does not cut anything short, so the current run does not count.
+    package mutating func attemptHeldBack() -> [Action] {
+        recording { machine in
+            if machine.countsThisRun { machine.interruptedRuns = machine.interruptedRuns == 0 ? 0 : machine.interruptedRuns - 1 }
+            machine.countsThisRun = false
+            return []
+        }
+    }
+
+    /// The owner starts the attempt its queue held back: the current run counts from now on (save the record first,
+    /// so that a crash in the attempt is counted).
+    package mutating func attemptLetThrough() -> [Action] {
+        recording { machine in
+            if !machine.countsThisRun {
+                machine.interruptedRuns = machine.interruptedRuns == .max ? .max : machine.interruptedRuns + 1
+                machine.countsThisRun = true
+            }
+            return []
+        }
+    }
+
     /// The owner stops cleanly, its attempts with it (they need not report): the run ended without an unclean exit,
     /// so ``interruptedRuns`` starts again from 0.
     package mutating func ownerStoppingCleanly() -> [Action] {

@@ -92,6 +92,12 @@ extension TaskService {
             schedule(scheduler.attemptFailed(id, retryDelay: delay, now: clock.now), for: id)
             return
         }
+        // Counted by the crash-loop guard from now on, and saved before the attempt starts.
+        if var counted = tasks[id] {
+            let actions = counted.machine.attemptLetThrough()
+            tasks[id] = counted
+            perform(actions, for: id)
+        }
         publishQueueState(id)
         startAttempt(id)
     }
@@ -168,8 +174,16 @@ extension TaskService {
 
     /// `State` and `WaitingFor` of a task whose place in the queue changed.
     func publishQueueState(_ id: UInt32) {
-        guard let task = tasks[id] else { return }
+        guard var task = tasks[id] else { return }
         let waiting = waitingFor(id)
+        if waiting != nil, task.attempt == nil {
+            // Held in the queue with nothing in flight: a crash now cuts no attempt short.
+            let actions = task.machine.attemptHeldBack()
+            tasks[id] = task
+            perform(actions, for: id)
+            guard let current = tasks[id] else { return }
+            task = current
+        }
         publish(id, TaskProperty.values([
             .state: .string(task.stateName(waitingFor: waiting).rawValue),
             .waitingFor: .string(WaitingForName.value(waiting)),
