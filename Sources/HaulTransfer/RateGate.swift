@@ -19,13 +19,12 @@ package final class RateGate: Sendable {
         var download: Limiter
         var upload: Limiter
 
-        subscript(direction: Direction) -> Limiter {
-            get { direction == .download ? download : upload }
-            set {
-                switch direction {
-                case .download: download = newValue
-                case .upload: upload = newValue
-                }
+        /// Runs `body` on the limiter of `direction` in place: a get-and-set subscript would copy the limiter, and with
+        /// it every task's state, on each body part.
+        mutating func update<Result>(_ direction: Direction, _ body: (inout Limiter) -> Result) -> Result {
+            switch direction {
+            case .download: body(&download)
+            case .upload: body(&upload)
             }
         }
     }
@@ -39,12 +38,12 @@ package final class RateGate: Sendable {
 
     /// The limit for all tasks of `direction` together, in bytes per second (0: none).
     package func setGlobalLimit(_ bytesPerSecond: UInt64, for direction: Direction) {
-        limiters.withLock { $0[direction].setGlobalLimit(bytesPerSecond, now: .now) }
+        limiters.withLock { $0.update(direction) { $0.setGlobalLimit(bytesPerSecond, now: .now) } }
     }
 
     /// The task's own limit, in bytes per second (0: none); the global one still applies.
     package func setLimit(_ bytesPerSecond: UInt64, of task: UInt32, direction: Direction) {
-        limiters.withLock { $0[direction].setLimit(bytesPerSecond, of: task, now: .now) }
+        limiters.withLock { $0.update(direction) { $0.setLimit(bytesPerSecond, of: task, now: .now) } }
     }
 
     /// The task stopped transferring: what it held of a global limit goes back to the others.
@@ -61,11 +60,11 @@ package final class RateGate: Sendable {
     }
 
     fileprivate func permit(_ task: UInt32, _ direction: Direction) -> Limiter.Permit {
-        limiters.withLock { $0[direction].permit(for: task, now: .now) }
+        limiters.withLock { $0.update(direction) { $0.permit(for: task, now: .now) } }
     }
 
     fileprivate func consumed(_ bytes: Int, _ task: UInt32, _ direction: Direction) {
-        limiters.withLock { $0[direction].consumed(bytes, by: task, now: .now) }
+        limiters.withLock { $0.update(direction) { $0.consumed(bytes, by: task, now: .now) } }
     }
 }
 
