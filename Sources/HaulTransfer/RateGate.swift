@@ -83,12 +83,8 @@ package struct RateMeter: Sendable {
     /// the loop's completed future, so an unlimited transfer allocates nothing per body part.
     func ready(on loop: any EventLoop) -> EventLoopFuture<Void> {
         switch gate.permit(task, direction) {
-        case .unlimited, .read:
-            return loop.makeSucceededVoidFuture()
-        case .wait(let deadline):
-            // The limiter never asks for more than a second (`RateLimiter.maximumWait`).
-            let delay = TimeAmount(ContinuousClock.now.duration(to: deadline))
-            return loop.scheduleTask(in: delay) {}.futureResult.flatMap { ready(on: loop) }
+        case .unlimited, .read: loop.makeSucceededVoidFuture()
+        case .wait(let deadline): after(deadline, on: loop) { ready(on: loop) }
         }
     }
 
@@ -96,15 +92,19 @@ package struct RateMeter: Sendable {
     /// Until then it does not read, so the waiting happens in the TCP window, not in a buffer.
     func allowance(on loop: any EventLoop) -> EventLoopFuture<Int?> {
         switch gate.permit(task, direction) {
-        case .unlimited:
-            return loop.makeSucceededFuture(nil)
-        case .read(let maxBytes):
-            return loop.makeSucceededFuture(maxBytes)
-        case .wait(let deadline):
-            // The limiter never asks for more than a second (`RateLimiter.maximumWait`).
-            let delay = TimeAmount(ContinuousClock.now.duration(to: deadline))
-            return loop.scheduleTask(in: delay) {}.futureResult.flatMap { allowance(on: loop) }
+        case .unlimited: loop.makeSucceededFuture(nil)
+        case .read(let maxBytes): loop.makeSucceededFuture(maxBytes)
+        case .wait(let deadline): after(deadline, on: loop) { allowance(on: loop) }
         }
+    }
+
+    /// Asks `again` once `deadline` has come; the limiter never asks for more than a second (`RateLimiter.maximumWait`).
+    private func after<Value: Sendable>(
+        _ deadline: ContinuousClock.Instant, on loop: any EventLoop,
+        again: @escaping @Sendable () -> EventLoopFuture<Value>
+    ) -> EventLoopFuture<Value> {
+        let delay = TimeAmount(ContinuousClock.now.duration(to: deadline))
+        return loop.scheduleTask(in: delay) {}.futureResult.flatMap { again() }
     }
 }
 
