@@ -6,6 +6,7 @@ import HaulContract
 import HaulCore
 import HaulTransfer
 import Logging
+package import ServiceKit
 
 /// Runs transfers on the bus: one `org.haul.Haul1.Task` object per task, each driven by its pure
 /// lifecycle machine; the actions it returns (start or stop an attempt, arm a retry, persist, publish, signal)
