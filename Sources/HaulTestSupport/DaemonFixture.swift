@@ -1,7 +1,6 @@
 package import DBusKit
 package import Foundation
 package import HaulContract
-package import HaulTestSupport
 
 /// hauld running on its own private bus, with a client connection.
 package struct DaemonFixture {

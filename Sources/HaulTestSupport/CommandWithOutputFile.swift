@@ -1,5 +1,4 @@
 package import Foundation
-package import HaulTestSupport
 
 /// A command whose stdout goes to a file, so that a test can wait for what it has printed while it runs (its
 /// first line says it is subscribed, for instance) instead of sleeping and hoping.

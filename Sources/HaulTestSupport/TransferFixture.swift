@@ -1,7 +1,6 @@
 package import DBusKit
 package import Foundation
 package import HaulContract
-package import HaulTestSupport
 
 /// hauld on a private bus plus the test HTTP server, with helpers to start and follow transfers.
 package struct TransferFixture {
