@@ -1,8 +1,9 @@
 package import Foundation
 import Synchronization
 
-/// A real HTTP/1.1 server on 127.0.0.1 for one test, with fault injection: `scripts/test-http-server.py`
-/// (Python 3 standard library only). See the script's header for every path and query parameter.
+/// A real HTTP/1.1 server on 127.0.0.1 for one test, with fault injection: `scripts/test-http-server/` (Python 3
+/// standard library only). Its `__main__.py` lists every path and the module that answers it; each module documents
+/// its query parameters.
 ///
 /// ```swift
 /// let server = try TestHTTPServer()
@@ -80,13 +81,13 @@ package final class TestHTTPServer: Sendable {
             let errors = String(decoding: process.stderr.readDataToEndOfFile(), as: UTF8.self)
             _ = process.wait()
             try? FileManager.default.removeItem(at: directory)
-            throw TestSupportError("test-http-server.py did not start: \(error) \(errors)")
+            throw TestSupportError("scripts/test-http-server did not start: \(error) \(errors)")
         }
         guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
             kill(process.pid, SIGKILL)
             _ = process.wait()
             try? FileManager.default.removeItem(at: directory)
-            throw TestSupportError("test-http-server.py printed \(line.debugDescription) instead of its port")
+            throw TestSupportError("scripts/test-http-server printed \(line.debugDescription) instead of its port")
         }
         self.port = port
 
@@ -240,11 +241,12 @@ package final class TestHTTPServer: Sendable {
 
     // MARK: Internals
 
-    /// `scripts/test-http-server.py`, found from this source file (Sources/HaulTestSupport/../../scripts/).
+    /// `scripts/test-http-server`, found from this source file (Sources/HaulTestSupport/../../scripts/): a folder
+    /// that Python runs as a program (its `__main__.py`).
     package static var scriptPath: String {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("scripts/test-http-server.py").path
+            .appendingPathComponent("scripts/test-http-server").path
     }
 
     /// `$HAUL_TEST_PYTHON`, else `/usr/bin/python3`, else `python3` on `PATH` (version managers' shims
