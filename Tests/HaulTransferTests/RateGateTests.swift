@@ -77,7 +77,10 @@ import Testing
         await client.shutdown()
         #expect(try await TestHTTPServer.sha256(ofFile: folder.appendingPathComponent("a"))
             == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 4)))
-        #expect(seconds >= RateLimitTiming.least(8 * Self.mib, at: 2 * Self.mib), "8 MiB at 2 MiB/s over 16 connections took \(seconds) s")
+        #expect(
+            seconds >= RateLimitTiming.least(8 * Self.mib, at: 2 * Self.mib),
+            "8 MiB at 2 MiB/s over 16 connections took \(seconds) s"
+        )
     }
 
     /// Two tasks under a global limit keep to it together.
@@ -105,7 +108,10 @@ import Testing
         await client.shutdown()
         // Together under the limit. How they shared it is `RateLimiterFairnessTests`' (in virtual time): on a loaded
         // machine a connection whose event loop is starved asks less often and leaves its share to the other.
-        #expect(max(one, two) >= RateLimitTiming.least(6 * Self.mib, at: 2 * Self.mib), "6 MiB at 2 MiB/s took \(max(one, two)) s")
+        #expect(
+            max(one, two) >= RateLimitTiming.least(6 * Self.mib, at: 2 * Self.mib),
+            "6 MiB at 2 MiB/s took \(max(one, two)) s"
+        )
     }
 
     /// A connection waiting on a limit asks again within a second: lifting the limit mid-way applies at once.
@@ -177,6 +183,9 @@ import Testing
         }
         await client.shutdown()
         #expect(try await proxy.stats().forwarded.count == 1, "the request went through the proxy")
-        #expect(seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib), "3 MiB at 1 MiB/s through a proxy took \(seconds) s")
+        #expect(
+            seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib),
+            "3 MiB at 1 MiB/s through a proxy took \(seconds) s"
+        )
     }
 }
