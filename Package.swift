@@ -100,6 +100,8 @@ let package = Package(
             path: "Benchmarks/HaulBench"
         ),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "HaulTestSupport"]),
+        // `haul` run as a user would, against hauld on a private bus.
+        .testTarget(name: "HaulCLITests", dependencies: ["DBusKit", "HaulContract", "HaulTestSupport"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
         // Against the real desktops and browsers (Plasma, GNOME Shell, Chromium, Firefox): `make test` runs these
@@ -118,6 +120,10 @@ let package = Package(
                 "ServiceKit",
             ]
         ),
+        // The transfer client in-process against the test server, without hauld.
+        .testTarget(name: "HaulTransferTests", dependencies: ["HaulTransfer", "HaulCore", "HaulTestSupport"]),
+        // The test HTTP server itself (scripts/test-http-server), checked with curl.
+        .testTarget(name: "TestServerTests", dependencies: ["HaulTestSupport"]),
     ]
 )
 

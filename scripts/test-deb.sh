@@ -111,7 +111,7 @@ cat >"$work/bus/bus.conf" <<CONF
 CONF
 dbus-daemon --config-file="$work/bus/bus.conf" --nofork --print-address=1 >"$work/bus/address" 2>"$work/bus/log" &
 pids+=($!)
-python3 "$here/test-http-server.py" --root "$work/www" --upload-dir "$work/uploads" >"$work/http.out" &
+python3 "$here/test-http-server" --root "$work/www" --upload-dir "$work/uploads" >"$work/http.out" &
 pids+=($!)
 for _ in $(seq 100); do
     [ -s "$work/bus/address" ] && grep -q '^PORT ' "$work/http.out" && break
