@@ -86,6 +86,8 @@ Faults (query parameters, combinable, on any request except /stats and /redirect
     chunked=1            Transfer-Encoding: chunked instead of Content-Length
     no-length=1          neither: the body ends when the connection closes
     need-auth=U:P        answer 401 (WWW-Authenticate: Basic) unless `Authorization: Basic base64(U:P)` came
+    content-disposition=HEX  send a `Content-Disposition` header whose value is exactly these bytes (hex
+                         digits; any byte at all, for names a hostile server sends)
     id=ANYTHING          ignored, makes the key unique
     N counts bytes of this response's body (after Range), not offsets in the file; N at or beyond the body's
     end strikes after its last byte (before a chunked terminator or the closing of a no-length body). Counters for fail-times,
@@ -695,6 +697,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.param("no-etag") != "1":
             self.send_header("ETag", etag)
         self.send_header("Last-Modified", last_modified)
+        disposition = self.param("content-disposition", bytes.fromhex)
+        if disposition is not None:
+            # latin-1 maps each byte to itself, and send_header encodes with it.
+            self.send_header("Content-Disposition", disposition.decode("latin-1"))
         accept_ranges = self.param("accept-ranges", str, None if ignore_range else "bytes")
         if accept_ranges:
             self.send_header("Accept-Ranges", accept_ranges)
