@@ -231,8 +231,12 @@ package actor DesktopBridge {
 
     private nonisolated func perform(_ action: JobViewBook.Action, calls: inout DiscardingTaskGroup) throws {
         switch action {
-        case .requestView(let task, let server, let capabilities, let hints):
-            calls.addTask { await self.requestView(for: task, from: server, capabilities: capabilities, hints: hints) }
+        case .requestView(let task, let server, let desktopEntry, let capabilities, let hints):
+            calls.addTask {
+                await self.requestView(
+                    for: task, from: server, desktopEntry: desktopEntry, capabilities: capabilities, hints: hints
+                )
+            }
         case .update(let view, let properties):
             try bus.send(
                 .methodCall(
@@ -300,7 +304,8 @@ package actor DesktopBridge {
 
     /// A busy Plasma may take its time: the model keeps the task's state meanwhile, and the answer sends it.
     private nonisolated func requestView(
-        for task: ObjectPath, from server: String, capabilities: Int32, hints: [String: DBusValue]
+        for task: ObjectPath, from server: String, desktopEntry: String, capabilities: Int32,
+        hints: [String: DBusValue]
     ) async {
         var view: ObjectPath?
         do {
@@ -308,7 +313,7 @@ package actor DesktopBridge {
                 .methodCall(
                     destination: server, path: KDEJobView.serverPath, interface: KDEJobView.serverInterface,
                     member: "requestView",
-                    body: [.string(KDEJobView.desktopEntry), .int32(capabilities), .vardict(hints)]
+                    body: [.string(desktopEntry), .int32(capabilities), .vardict(hints)]
                 ),
                 timeout: .seconds(60)
             )

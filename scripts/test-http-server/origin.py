@@ -128,6 +128,10 @@ class Origin:
         if self.param("no-etag") != "1":
             self.send_header("ETag", etag)
         self.send_header("Last-Modified", last_modified)
+        disposition = self.param("content-disposition", bytes.fromhex)
+        if disposition is not None:
+            # latin-1 maps each byte to itself, and send_header encodes with it.
+            self.send_header("Content-Disposition", disposition.decode("latin-1"))
         accept_ranges = self.param("accept-ranges", str, None if ignore_range else "bytes")
         if accept_ranges:
             self.send_header("Accept-Ranges", accept_ranges)
