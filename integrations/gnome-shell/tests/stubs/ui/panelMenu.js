@@ -1,0 +1,27 @@
+// Stands in for GNOME Shell's resource:///org/gnome/shell/ui/panelMenu.js in tests.js: a GObject class, as the
+// real Button is (the extension registers a subclass), holding a stub menu.
+import GObject from 'gi://GObject';
+
+import {PopupMenuSection} from './popupMenu.js';
+
+export const Button = GObject.registerClass({
+    Signals: {'destroy': {}},
+}, class Button extends GObject.Object {
+    _init(menuAlignment, nameText) {
+        super._init();
+        this.nameText = nameText;
+        this.menu = new PopupMenuSection();
+        this.children = [];
+        this.visible = true;
+        this.destroyed = false;
+    }
+
+    add_child(child) {
+        this.children.push(child);
+    }
+
+    destroy() {
+        this.destroyed = true;
+        this.emit('destroy');
+    }
+});
