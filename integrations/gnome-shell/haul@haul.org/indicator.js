@@ -141,7 +141,9 @@ class HaulIndicator extends PanelMenu.Button {
     _showLimits(view) {
         const limits = view?.limits ?? [];
         this._limitMenu.label.text = view?.limitTitle ?? 'Download limit';
-        this._limitMenu.setSensitive(view?.limitsEnabled ?? false);
+        const enabled = view?.limitsEnabled ?? false;
+        this._limitMenu.setSensitive(enabled);
+        this._entries.get(JSON.stringify(['Download limit'])).enabled = enabled;
         if (this._limitItems.map(entry => entry.value).join() !== limits.map(limit => limit.value).join()) {
             for (const {item, label} of this._limitItems) {
                 item.destroy();
@@ -158,7 +160,7 @@ class HaulIndicator extends PanelMenu.Button {
         limits.forEach(({selected}, index) => {
             const {item} = this._limitItems[index];
             item.setOrnament(selected ? PopupMenu.Ornament.DOT : PopupMenu.Ornament.NONE);
-            this._entries.get(JSON.stringify(['Download limit', item.label.text])).selected = selected;
+            Object.assign(this._entries.get(JSON.stringify(['Download limit', item.label.text])), {selected, enabled});
         });
     }
 
@@ -171,7 +173,10 @@ class HaulIndicator extends PanelMenu.Button {
                 ...entry.selected === undefined ? {} : {selected: entry.selected},
             });
         }
+        const [x, y] = this.get_transformed_position();
+        const [width, height] = this.get_transformed_size();
         return {
+            button: {x, y, width, height},
             iconVisible: this.visible, menuOpen: this.menu.isOpen, greyed: this._view?.greyed ?? false,
             status: this._view?.status ?? null, rows: this._view?.rows ?? [], items,
         };

@@ -252,6 +252,8 @@ test('the ES-module form loads, enables into the panel and disables without a tr
     for (const label of ['Suspend all', 'Resume all', 'Cancel all', 'Download limit', 'Open downloads folder'])
         check(labels.includes(label), `no ${label} in ${labels}`);
     equal(indicator.activate(['Suspend all']), false, 'nothing to suspend');
+    equal(shown.items.find(item => item.labels.join() === 'Download limit,5 MiB/s')?.enabled, false, 'no hauld');
+    equal(shown.button, {x: 1000, y: 0, width: 40, height: 32});
 
     const {menuView: view} = await import(`file://${folder}/model.js`);
     indicator.show(view({...idle, indicator: {Visible: true}, tasks: [task({Application: 'firefox'})]}));
@@ -260,6 +262,7 @@ test('the ES-module form loads, enables into the panel and disables without a tr
     const suspend = busy.items.find(item => item.labels.join() === 'debian.iso,Suspend');
     equal(suspend?.enabled, true, 'the row\'s Suspend');
     equal(busy.items.find(item => item.labels.join() === 'Download limit,None')?.selected, true);
+    equal(busy.items.find(item => item.labels.join() === 'Download limit,5 MiB/s')?.enabled, true);
     equal(busy.rows[0].detail, 'firefox · 25 % of 20.0 MiB · 1.5 MiB/s');
     indicator.show(view(idle));
     check(!indicator.describe().items.some(item => item.labels[0] === 'debian.iso'), 'the row stays');

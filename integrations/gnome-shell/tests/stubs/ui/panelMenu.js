@@ -16,6 +16,14 @@ export const Button = GObject.registerClass({
         this.destroyed = false;
     }
 
+    get_transformed_position() {
+        return [1000, 0];
+    }
+
+    get_transformed_size() {
+        return [40, 32];
+    }
+
     add_child(child) {
         this.children.push(child);
     }
