@@ -11,10 +11,14 @@ import * as PopupMenu from 'resource:///org/gnome/shell/ui/popupMenu.js';
 /** Haul's own busy icon when it is installed, else the theme's network activity icon. */
 const ICON_NAMES = ['haul-busy-symbolic', 'haul-busy', 'network-transmit-receive-symbolic'];
 
-/** Shows the user's download folder in the default file manager, as hauld's tray menu does. */
+/**
+ * Shows the user's download folder in the default file manager, as hauld's tray menu does; made first (0700, as
+ * hauld makes it) when it does not exist yet.
+ */
 function openDownloadsFolder() {
     const folder = GLib.get_user_special_dir(GLib.UserDirectory.DIRECTORY_DOWNLOAD) ??
         GLib.build_filenamev([GLib.get_home_dir(), 'Downloads']);
+    GLib.mkdir_with_parents(folder, 0o700);
     const uri = Gio.File.new_for_path(folder).get_uri();
     Gio.AppInfo.launch_default_for_uri_async(uri, global.create_app_launch_context(0, -1), null, (_, result) => {
         try {
