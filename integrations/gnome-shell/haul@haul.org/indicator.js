@@ -98,24 +98,31 @@ class HaulIndicator extends PanelMenu.Button {
     }
 
     _showRows(rows) {
-        const shown = new Set(rows.map(row => row.id));
+        const ids = rows.map(row => row.id);
         for (const [id, drawn] of this._rows) {
-            if (!shown.has(id)) {
+            if (!ids.includes(id)) {
                 drawn.item.destroy();
                 this._rows.delete(id);
             }
+        }
+        // New rows go below the others (hauld's Ids count up); any other order is drawn again from the start, as
+        // moving a row would leave its submenu behind.
+        const kept = [...this._rows.keys()];
+        if (ids.slice(0, kept.length).join() !== kept.join()) {
+            for (const drawn of this._rows.values())
+                drawn.item.destroy();
+            this._rows.clear();
         }
         for (const [key, entry] of this._entries) {
             if (entry.row !== undefined)
                 this._entries.delete(key);
         }
-        rows.forEach((row, position) => {
+        for (const row of rows) {
             let drawn = this._rows.get(row.id);
             if (!drawn) {
                 drawn = this._drawRow(row);
                 this._rows.set(row.id, drawn);
             }
-            this._rowSection.moveMenuItem(drawn.item, position);
             drawn.item.label.text = row.title;
             drawn.detail.label.text = row.detail;
             for (const [name, enabled] of [['Suspend', row.canSuspend], ['Resume', row.canResume],
@@ -124,7 +131,7 @@ class HaulIndicator extends PanelMenu.Button {
                 this._entries.set(JSON.stringify([row.name, name]), {item: drawn[name], enabled, row: row.id});
             }
             this._entries.set(JSON.stringify([row.name]), {item: drawn.item, enabled: true, row: row.id});
-        });
+        }
     }
 
     /** A transfer's row: its title, opening its detail line and its actions. */

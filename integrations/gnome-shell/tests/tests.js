@@ -264,8 +264,21 @@ test('the ES-module form loads, enables into the panel and disables without a tr
     equal(busy.items.find(item => item.labels.join() === 'Download limit,None')?.selected, true);
     equal(busy.items.find(item => item.labels.join() === 'Download limit,5 MiB/s')?.enabled, true);
     equal(busy.rows[0].detail, 'firefox · 25 % of 20.0 MiB · 1.5 MiB/s');
+    const names = () => indicator.describe().items.filter(item => item.labels.length === 1 && item.labels[0]
+        .endsWith('.iso')).map(item => item.labels[0]);
+    const rows = ids => ids.map(id => task({Id: id, Path: `/d/${id}.iso`}));
+    indicator.show(view({...idle, tasks: rows([2, 4])}));
+    equal(names(), ['2.iso', '4.iso']);
+    const drawn = indicator._rowSection.items.slice();
+    indicator.show(view({...idle, tasks: rows([4, 5])}));
+    equal(indicator._rowSection.items.map(item => item.label.text), ['4.iso — 25 %', '5.iso — 25 %']);
+    check(indicator._rowSection.items[0] === drawn[1], 'a row that stays is not drawn again');
+    indicator.show(view({...idle, tasks: rows([3, 4, 5])}));
+    equal(indicator._rowSection.items.map(item => item.label.text),
+        ['3.iso — 25 %', '4.iso — 25 %', '5.iso — 25 %'], 'a lower Id: drawn again in order');
     indicator.show(view(idle));
-    check(!indicator.describe().items.some(item => item.labels[0] === 'debian.iso'), 'the row stays');
+    equal(indicator._rowSection.items, [], 'the rows stay');
+    check(!indicator.describe().items.some(item => item.labels[0].endsWith('.iso')), 'the rows\' items stay');
 
     extension.disable();
     check(indicator.destroyed, 'the button stays');

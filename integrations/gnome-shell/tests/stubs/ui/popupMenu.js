@@ -30,11 +30,6 @@ export class PopupMenuSection extends Signals {
         item._parent = this;
     }
 
-    moveMenuItem(item, position) {
-        this.items.splice(this.items.indexOf(item), 1);
-        this.items.splice(position, 0, item);
-    }
-
     open() {
         this.isOpen = true;
         this.emit('open-state-changed', true);
