@@ -65,7 +65,7 @@ class HaulIndicator extends PanelMenu.Button {
             if (open)
                 client.refresh();
         });
-        this.show(null);
+        this.update(null);
     }
 
     /** Adds an item under `labels` (its own label last) to `menu`, calling `callback` when activated. */
@@ -83,7 +83,7 @@ class HaulIndicator extends PanelMenu.Button {
     }
 
     /** Draws `view` (model.js's menuView; null before hauld is known). */
-    show(view) {
+    update(view) {
         this._view = view;
         this.visible = view?.iconVisible ?? false;
         if (!this.visible)
@@ -194,7 +194,7 @@ class HaulIndicator extends PanelMenu.Button {
     }
 
     /** Activates the item `labels` lead to, as a click does; false when there is none or it is greyed. */
-    activate(labels) {
+    activateItem(labels) {
         const entry = this._entries.get(JSON.stringify(labels));
         if (!entry || !entry.enabled)
             return false;

@@ -16,9 +16,9 @@ const TEST_HOOK_VARIABLE = 'HAUL_SHELL_TEST_BUS';
 export class HaulSession {
     constructor(uuid) {
         this._indicator = null;
-        this._client = new HaulClient(state => this._indicator?.show(menuView(state)));
+        this._client = new HaulClient(state => this._indicator?.update(menuView(state)));
         this._indicator = new HaulIndicator(this._client);
-        this._indicator.show(menuView(this._client.state));
+        this._indicator.update(menuView(this._client.state));
         Main.panel.addToStatusArea(uuid, this._indicator);
         this._testHook = GLib.getenv(TEST_HOOK_VARIABLE) === '1' ? new TestHook(this._indicator) : null;
     }

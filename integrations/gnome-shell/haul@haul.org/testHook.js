@@ -47,6 +47,6 @@ export class TestHook {
     }
 
     Activate(labels) {
-        return this._indicator.activate(labels);
+        return this._indicator.activateItem(labels);
     }
 }

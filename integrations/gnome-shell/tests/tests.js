@@ -251,12 +251,12 @@ test('the ES-module form loads, enables into the panel and disables without a tr
     const labels = shown.items.map(item => item.labels.join(' > '));
     for (const label of ['Suspend all', 'Resume all', 'Cancel all', 'Download limit', 'Open downloads folder'])
         check(labels.includes(label), `no ${label} in ${labels}`);
-    equal(indicator.activate(['Suspend all']), false, 'nothing to suspend');
+    equal(indicator.activateItem(['Suspend all']), false, 'nothing to suspend');
     equal(shown.items.find(item => item.labels.join() === 'Download limit,5 MiB/s')?.enabled, false, 'no hauld');
     equal(shown.button, {x: 1000, y: 0, width: 40, height: 32});
 
     const {menuView: view} = await import(`file://${folder}/model.js`);
-    indicator.show(view({...idle, indicator: {Visible: true}, tasks: [task({Application: 'firefox'})]}));
+    indicator.update(view({...idle, indicator: {Visible: true}, tasks: [task({Application: 'firefox'})]}));
     const busy = indicator.describe();
     equal(busy.iconVisible, true);
     const suspend = busy.items.find(item => item.labels.join() === 'debian.iso,Suspend');
@@ -267,16 +267,16 @@ test('the ES-module form loads, enables into the panel and disables without a tr
     const names = () => indicator.describe().items.filter(item => item.labels.length === 1 && item.labels[0]
         .endsWith('.iso')).map(item => item.labels[0]);
     const rows = ids => ids.map(id => task({Id: id, Path: `/d/${id}.iso`}));
-    indicator.show(view({...idle, tasks: rows([2, 4])}));
+    indicator.update(view({...idle, tasks: rows([2, 4])}));
     equal(names(), ['2.iso', '4.iso']);
     const drawn = indicator._rowSection.items.slice();
-    indicator.show(view({...idle, tasks: rows([4, 5])}));
+    indicator.update(view({...idle, tasks: rows([4, 5])}));
     equal(indicator._rowSection.items.map(item => item.label.text), ['4.iso — 25 %', '5.iso — 25 %']);
     check(indicator._rowSection.items[0] === drawn[1], 'a row that stays is not drawn again');
-    indicator.show(view({...idle, tasks: rows([3, 4, 5])}));
+    indicator.update(view({...idle, tasks: rows([3, 4, 5])}));
     equal(indicator._rowSection.items.map(item => item.label.text),
         ['3.iso — 25 %', '4.iso — 25 %', '5.iso — 25 %'], 'a lower Id: drawn again in order');
-    indicator.show(view(idle));
+    indicator.update(view(idle));
     equal(indicator._rowSection.items, [], 'the rows stay');
     check(!indicator.describe().items.some(item => item.labels[0].endsWith('.iso')), 'the rows\' items stay');
 
