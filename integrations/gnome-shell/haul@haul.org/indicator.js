@@ -40,7 +40,7 @@ class HaulIndicator extends PanelMenu.Button {
             style_class: 'system-status-icon',
         }));
         // Every item the menu holds, by the labels that lead to it ("Suspend all"; "debian.iso", "Cancel"),
-        // with whether it can be used: what describe() reports and activate() finds.
+        // with whether it can be used: what describe() reports and activateItem() finds.
         this._entries = new Map();
         this._rows = new Map();
         this._view = null;
