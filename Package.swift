@@ -99,6 +99,9 @@ let package = Package(
         ),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "HaulTestSupport"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        // Against the real desktops and browsers (Plasma, GNOME Shell, Chromium, Firefox): `make test` runs these
+        // after every other suite, one at a time.
+        .testTarget(name: "HostTests", dependencies: ["DBusKit", "HaulContract", "HaulTestSupport"]),
         .testTarget(
             name: "HaulDesktopTests",
             dependencies: ["HaulDesktop", "HaulContract", "DBusKit", .product(name: "Logging", package: "swift-log")]
