@@ -60,6 +60,15 @@ import Testing
                 #expect(text.contains(expected), "read in the menu: \(text)")
             }
 
+            // A row opens to its detail line (progress and rate) and its actions.
+            #expect(try await shell.activate(["debian.iso"]))
+            let transfer = artefacts.path("4-transfer.png")
+            try await shell.screenshot(transfer)
+            let opened = try await ImageProbe.text(in: transfer, area: .init(x: 640, y: 0, width: 640, height: 500))
+            for expected in ["MiB/s", "Suspend", "Resume", "Cancel"] {
+                #expect(opened.contains(expected), "read in the opened row: \(opened)")
+            }
+
             // Each row's actions reach the task.
             #expect(try await shell.activate(["debian.iso", "Suspend"]))
             try await waitUntil("debian.iso to be suspended") { try await haul.state(iso) == .suspended }
@@ -109,7 +118,7 @@ import Testing
             // Idle again once hauld's completion delay has passed.
             try await shell.waitForView("the button to hide", timeout: .seconds(20)) { !$0.iconVisible }
             #expect(try await haul.indicator(.visible) == .boolean(false))
-            let idleAgain = artefacts.path("4-idle-again.png")
+            let idleAgain = artefacts.path("5-idle-again.png")
             try await shell.screenshot(idleAgain)
             let againVariation = try await ImageProbe.variation(of: idleAgain, in: button)
             #expect(busyVariation > againVariation + 5, "busy \(busyVariation), idle again \(againVariation)")
