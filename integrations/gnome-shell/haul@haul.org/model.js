@@ -136,11 +136,14 @@ function shortState(task) {
     }
 }
 
-/** One transfer's row: its title, its detail line and which actions it allows. */
-export function taskRow(task) {
+/**
+ * One transfer's row: its title, its detail line and which actions it allows. `applicationName` turns the task's
+ * `Application` (a desktop-file id, or an executable's name) into what the user knows it as.
+ */
+export function taskRow(task, applicationName = id => id) {
     const unfinished = task.State !== 'completed';
     const name = taskName(task);
-    const application = task.Application ?? '';
+    const application = task.Application ? applicationName(task.Application) || task.Application : '';
     const detail = [application, progressText(task), stateText(task)].filter(part => part).join(' · ');
     return {
         id: task.Id,
@@ -157,13 +160,13 @@ export function taskRow(task) {
     };
 }
 
-/** Everything the indicator shows. */
-export function menuView(state) {
+/** Everything the indicator shows; `applicationName` as for taskRow. */
+export function menuView(state, applicationName = id => id) {
     const onBus = Boolean(state.onBus);
     const greyed = onBus && state.responding === false;
     const tasks = [...(state.tasks ?? [])].sort((a, b) => (a.Id ?? 0) - (b.Id ?? 0));
     // A hauld that does not answer keeps its rows on screen, with every action off until it answers again.
-    const rows = tasks.map(taskRow)
+    const rows = tasks.map(task => taskRow(task, applicationName))
         .map(row => greyed ? {...row, canSuspend: false, canResume: false, canCancel: false} : row);
     const limit = Number(state.manager?.DownloadRateLimit ?? 0);
     const limits = DOWNLOAD_LIMITS.includes(limit)

@@ -134,6 +134,12 @@ test('a row shows the application when hauld names one', () => {
     equal(row.detail, 'org.mozilla.firefox · 25 % of 20.0 MiB · 1.5 MiB/s');
     equal(taskRow(task()).detail, '25 % of 20.0 MiB · 1.5 MiB/s', 'without Application (an older hauld)');
     equal(taskRow(task({Application: ''})).application, '');
+    const names = id => ({'org.mozilla.firefox': 'Firefox'})[id] ?? null;
+    equal(taskRow(task({Application: 'org.mozilla.firefox'}), names).detail,
+        'Firefox · 25 % of 20.0 MiB · 1.5 MiB/s');
+    equal(taskRow(task({Application: 'wget'}), names).application, 'wget', 'no desktop file: the id itself');
+    equal(menuView({...idle, tasks: [task({Application: 'org.mozilla.firefox'})]}, names).rows[0].application,
+        'Firefox');
     equal(taskRow(task({State: 'queued', WaitingFor: 'network'})).title, 'debian.iso — Queued');
 });
 
