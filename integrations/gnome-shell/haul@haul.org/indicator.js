@@ -184,8 +184,9 @@ class HaulIndicator extends PanelMenu.Button {
                 ...entry.selected === undefined ? {} : {selected: entry.selected},
             });
         }
-        const [x, y] = this.get_transformed_position();
-        const [width, height] = this.get_transformed_size();
+        // A hidden button has no place on the screen (NaN): 0 then.
+        const [x, y, width, height] = [...this.get_transformed_position(), ...this.get_transformed_size()]
+            .map(value => Number.isFinite(value) ? value : 0);
         return {
             button: {x, y, width, height},
             iconVisible: this.visible, menuOpen: this.menu.isOpen, greyed: this._view?.greyed ?? false,

@@ -259,12 +259,13 @@ test('the ES-module form loads, enables into the panel and disables without a tr
         check(labels.includes(label), `no ${label} in ${labels}`);
     equal(indicator.activateItem(['Suspend all']), false, 'nothing to suspend');
     equal(shown.items.find(item => item.labels.join() === 'Download limit,5 MiB/s')?.enabled, false, 'no hauld');
-    equal(shown.button, {x: 1000, y: 0, width: 40, height: 32});
+    equal(shown.button, {x: 1000, y: 0, width: 0, height: 0}, 'hidden: no size (NaN in the shell)');
 
     const {menuView: view} = await import(`file://${folder}/model.js`);
     indicator.update(view({...idle, indicator: {Visible: true}, tasks: [task({Application: 'firefox'})]}));
     const busy = indicator.describe();
     equal(busy.iconVisible, true);
+    equal(busy.button, {x: 1000, y: 0, width: 40, height: 32});
     const suspend = busy.items.find(item => item.labels.join() === 'debian.iso,Suspend');
     equal(suspend?.enabled, true, 'the row\'s Suspend');
     equal(busy.items.find(item => item.labels.join() === 'Download limit,None')?.selected, true);

@@ -21,7 +21,7 @@ export const Button = GObject.registerClass({
     }
 
     get_transformed_size() {
-        return [40, 32];
+        return this.visible ? [40, 32] : [NaN, NaN];
     }
 
     add_child(child) {
