@@ -7,7 +7,7 @@
 //     responding: its last answer came in time (false greys the menu),
 //     indicator:  the ActivityIndicator's properties (Visible, ...),
 //     manager:    the Manager's properties (DownloadRateLimit, ...),
-//     tasks:      [the Task properties of each task, unpacked],
+//     tasks:      [the Task properties of each task, unpacked, and `path`, its object path],
 // }
 
 const MEBIBYTE = 1048576;
@@ -147,6 +147,7 @@ export function taskRow(task, applicationName = id => id) {
     const detail = [application, progressText(task), stateText(task)].filter(part => part).join(' · ');
     return {
         id: task.Id,
+        path: task.path,
         name,
         application,
         title: `${name} — ${shortState(task)}`,

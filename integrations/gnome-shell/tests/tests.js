@@ -119,6 +119,8 @@ test('a queued task says why it waits, in the words of hauld\'s other panels', (
 });
 
 test('a row offers what the task allows', () => {
+    const path = '/org/haul/Haul1/Tasks/1';
+    equal(taskRow(task({path})).path, path, 'the object its actions call');
     const actions = row => [row.canSuspend, row.canResume, row.canCancel];
     equal(actions(taskRow(task())), [true, false, true], 'running');
     equal(actions(taskRow(task({State: 'queued', WaitingFor: 'slot'}))), [true, false, true], 'queued');
