@@ -26,6 +26,12 @@ if [ "$mode" = test ]; then
     "/usr/bin/convert:imagemagick"
     "/usr/bin/identify:imagemagick"
     "tesseract:tesseract-ocr"
+    # The GNOME Shell extension: its logic under gjs, and the whole in a headless gnome-shell (with dconf for its
+    # settings; gsettings enables the extension).
+    "gjs:gjs"
+    "gnome-shell:gnome-shell"
+    "gsettings:libglib2.0-bin"
+    "/usr/libexec/dconf-service:dconf-service"
   )
 fi
 # The lean release build that `make deb` packages and `make bench` measures (make lean-build): binutils' nm and ar
