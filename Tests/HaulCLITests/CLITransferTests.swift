@@ -23,7 +23,11 @@ import Testing
     /// `Content-Disposition`; with `-o DIR/`, into DIR.
     @Test func getWithoutOutputSavesHereUnderTheServersName() async throws {
         try await TransferFixture.with { f throws in
-            let url = f.server.url(FolderDownloadTests.query("attachment; filename=\"from server.bin\""))
+            let url = f.server.url(
+                TestHTTPServer.generatedPath(
+                    size: 3000, seed: 19, contentDisposition: Array("attachment; filename=\"from server.bin\"".utf8)
+                )
+            )
             let here = try await Command.run(
                 "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" get \"$2\"", f.folder.path, Command.built("haul"), url],
                 environment: f.daemon.bus.environment

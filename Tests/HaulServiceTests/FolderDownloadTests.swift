@@ -12,7 +12,7 @@ import Testing
 
     /// `/gen/3000` with `header` (its bytes, exactly) as its `Content-Disposition`.
     static func query(_ header: [UInt8], size: Int = size, extra: String = "") -> String {
-        "/gen/\(size)?seed=\(seed)&content-disposition=" + header.map { String(format: "%02x", $0) }.joined() + extra
+        TestHTTPServer.generatedPath(size: size, seed: seed, contentDisposition: header, extra: extra)
     }
 
     static func query(_ header: String, size: Int = size, extra: String = "") -> String {
