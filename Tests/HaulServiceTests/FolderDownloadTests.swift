@@ -147,7 +147,7 @@ import Testing
                 MatchRule(kind: .signal, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             ])
             let task = try await Self.download(
-                f, Self.query("attachment; filename=late.bin", size: 200_000, extra: "&delay=1&throttle=100000"),
+                f, Self.query("attachment; filename=late.bin", size: 200_000, extra: "&delay=5&throttle=100000"),
                 into: f.folder.path
             )
             #expect(try await f.property(task, .path) == .string(f.folder.path))
