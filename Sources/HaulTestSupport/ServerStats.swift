@@ -92,6 +92,13 @@ package struct ServerStats: Sendable, Decodable {
     package let tunnels: [Tunnel]
     /// Every absolute-form request, in order.
     package let forwarded: [Forwarded]
+    /// The most requests the server was serving at one moment (from the request to the end of its answer).
+    package let mostInFlight: Int
+
+    enum CodingKeys: String, CodingKey {
+        case paths, tunnels, forwarded
+        case mostInFlight = "most_in_flight"
+    }
 
     package subscript(_ key: String) -> Entry? { paths[Self.target(key)] }
 

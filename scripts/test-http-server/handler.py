@@ -94,6 +94,9 @@ class Handler(Origin, Faults, Proxy, Hostile, Uploads, http.server.BaseHTTPReque
                 self.server.stats.update(self.entry, outcome="client-closed")
         except ValueError as error:
             self.reply_text(400, f"bad request: {error}")
+        finally:
+            if self.entry is not None:
+                self.server.stats.end_request()
 
     # -- helpers --
 

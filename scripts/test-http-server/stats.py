@@ -10,7 +10,8 @@ Stats (GET /stats)
                  "bytes_sent", "outcome"}, ...],
         "uploads": [{"method", "name", "bytes", "sha256", "chunked", "status", "outcome"}, ...]}},
      "tunnels": [{"target": "host:port", "proxy_authorization": header or null, "status": n}, ...],
-     "forwarded": [{"method", "target": absolute URL, "proxy_authorization", "authorization", "status": n}, ...]}
+     "forwarded": [{"method", "target": absolute URL, "proxy_authorization", "authorization", "status": n}, ...],
+     "most_in_flight": n}                    # the most requests (any target, /stats aside) served at one moment
     outcome: "pending", "complete", "reset", "closed", "stalling", "client-closed" (a stalled client that went
     away is noticed within about 50 ms; any other after the server's next write fails).
     The answer waits (at most 1 s) until no body write is between send() and its accounting, so bytes a
@@ -27,6 +28,8 @@ class Stats:
     def __init__(self):
         self.cond = threading.Condition()
         self.in_send = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
         self.paths = {}
         self.tunnels = []
         self.forwarded = []
@@ -51,7 +54,13 @@ class Stats:
                      "authorization": authorization, "cookie": cookie,
                      "status": None, "bytes_sent": 0, "outcome": "pending"}
             path["log"].append(entry)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
             return entry
+
+    def end_request(self):
+        with self.cond:
+            self.in_flight -= 1
 
     def update(self, entry, **values):
         with self.cond:
@@ -97,8 +106,8 @@ class Stats:
     def snapshot(self):
         with self.cond:
             self.cond.wait_for(lambda: self.in_send == 0, timeout=1.0)
-            return json.dumps({"paths": self.paths, "tunnels": self.tunnels, "forwarded": self.forwarded},
-                              sort_keys=True).encode()
+            return json.dumps({"paths": self.paths, "tunnels": self.tunnels, "forwarded": self.forwarded,
+                               "most_in_flight": self.most_in_flight}, sort_keys=True).encode()
 
     def reset(self):
         with self.cond:
@@ -106,3 +115,4 @@ class Stats:
             self.tunnels = []
             self.forwarded = []
             self.counters = {}
+            self.most_in_flight = self.in_flight
