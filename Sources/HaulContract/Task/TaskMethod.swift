@@ -4,6 +4,8 @@ package import DBusKit
 package enum TaskMethod: String, ContractMethod {
     case suspend = "Suspend"
     case resume = "Resume"
+    /// Runs a task that failed again; on an unfinished task, `Resume`.
+    case retry = "Retry"
     case cancel = "Cancel"
     /// Removes a completed task.
     case forget = "Forget"
@@ -12,7 +14,7 @@ package enum TaskMethod: String, ContractMethod {
 
     package var declaration: DBusInterfaceDescription.Method {
         switch self {
-        case .suspend, .resume, .cancel, .forget: .init(rawValue)
+        case .suspend, .resume, .retry, .cancel, .forget: .init(rawValue)
         case .setURL: .init(rawValue, inputs: [.init("url", .string)])
         }
     }

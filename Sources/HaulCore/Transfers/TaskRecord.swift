@@ -41,9 +41,9 @@ package struct TaskRecord: Sendable, Equatable {
     /// When the client asked for the task.
     package var createdAt: Date
     /// Unclean exits of hauld in a row that cut an attempt of this task short (the crash-loop guard, see
-    /// ``TransferTaskStateMachine/interruptedRuns``).
+    /// ``CrashLoopGuard/interruptedRuns``).
     package var interruptedRuns: UInt32
-    /// Why hauld itself suspended the task (``TransferTaskStateMachine/notice``), shown while it stays suspended.
+    /// Why hauld itself suspended the task (``CrashLoopGuard/notice``), shown while it stays suspended.
     package var notice: String?
     /// How many connections a download may use (1–16).
     package var connections: UInt32

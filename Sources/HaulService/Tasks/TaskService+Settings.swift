@@ -32,8 +32,8 @@ extension TaskService {
     /// A task's `RateLimit`: for its running transfer within a second, and saved with the task.
     func setRateLimit(_ value: DBusValue, of id: UInt32) async throws(DBusError) {
         let limit = try Self.rateLimit(TaskProperty.rateLimit.name, value)
+        try checkNotCompleted(id)
         guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
-        guard task.machine.state != .completed else { throw HaulErrorName.taskCompleted.error("task \(id) has completed") }
         tasks[id]?.record.rateLimit = limit
         if task.attempt != nil { rates.setLimit(limit, of: id, direction: task.record.kind.rateDirection) }
         persist(id)
