@@ -99,7 +99,7 @@ package struct HaulDaemon: Service {
         let bridge = await desktopBridge(following: connection.uniqueName)
         await objects.addObjectManager(at: HaulBus.rootPath)
         try await objects.export(
-            [await ManagerService.exportedInterface(tasks: tasks), await indicator.exportedInterface()],
+            [await ManagerService.exportedInterface(tasks: tasks, callers: connection), await indicator.exportedInterface()],
             at: HaulBus.managerPath
         )
         await objects.onPeerVanished { name in await indicator.releaseHolds(of: name) }

@@ -5,21 +5,26 @@ import HaulTransfer
 
 /// `org.haul.Haul1.Manager`: validates transfer requests and hands them to the task service.
 enum ManagerService {
-    static func exportedInterface(tasks: TaskService) async -> DBusExportedInterface {
+    /// `callers` is hauld's connection, which asks the bus who called (for `Application`).
+    static func exportedInterface(tasks: TaskService, callers: DBusConnection) async -> DBusExportedInterface {
         DBusExportedInterface(
             HaulInterfaces.manager,
             methods: ManagerMethod.handlers([
                 .download: { call in
-                    try await download(call, options: [:], tasks: tasks)
+                    try await download(call, options: [:], tasks: tasks, callers: callers)
                 },
                 .downloadWithOptions: { call in
-                    try await download(call, options: try vardict(call.arguments[2]), tasks: tasks)
+                    try await download(
+                        call, options: try vardict(call.arguments[2]), tasks: tasks, callers: callers
+                    )
                 },
                 .upload: { call in
-                    try await upload(call, options: [:], tasks: tasks)
+                    try await upload(call, options: [:], tasks: tasks, callers: callers)
                 },
                 .uploadWithOptions: { call in
-                    try await upload(call, options: try vardict(call.arguments[2]), tasks: tasks)
+                    try await upload(
+                        call, options: try vardict(call.arguments[2]), tasks: tasks, callers: callers
+                    )
                 },
                 .listTasks: { _ in [.objectPaths(await tasks.list())] },
                 .suspendAll: { _ in await tasks.forEachTask(.suspend); return [] },
@@ -53,8 +58,9 @@ enum ManagerService {
         ]
     }
 
-    private static func download(_ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService)
-        async throws -> [DBusValue]
+    private static func download(
+        _ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService, callers: DBusConnection
+    ) async throws -> [DBusValue]
     {
         let arguments = call.arguments
         let (url, destination) = try request { () throws(TransferRequestError) in
@@ -65,13 +71,14 @@ enum ManagerService {
         }
         var decoded = try TransferOptionsDecoder.download(options)
         decoded.application = await CallerIdentity.application(
-            of: call.sender, claimed: decoded.claimedApplication, bus: tasks.objects.connection
+            of: call.sender, claimed: decoded.claimedApplication, bus: callers
         )
         return [.objectPath(try await tasks.download(url: url, destination: destination, options: decoded))]
     }
 
-    private static func upload(_ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService)
-        async throws -> [DBusValue]
+    private static func upload(
+        _ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService, callers: DBusConnection
+    ) async throws -> [DBusValue]
     {
         let arguments = call.arguments
         let (url, path) = try request { () throws(TransferRequestError) in
@@ -79,7 +86,7 @@ enum ManagerService {
         }
         var decoded = try TransferOptionsDecoder.upload(options)
         decoded.application = await CallerIdentity.application(
-            of: call.sender, claimed: nil, bus: tasks.objects.connection
+            of: call.sender, claimed: nil, bus: callers
         )
         return [.objectPath(try await tasks.upload(url: url, source: path, options: decoded))]
     }

@@ -72,7 +72,10 @@ final class TaskServiceHarness: Sendable {
         )
         await objects.addObjectManager(at: HaulBus.rootPath)
         try await objects.export(
-            [await ManagerService.exportedInterface(tasks: tasks), await indicator.exportedInterface()],
+            [
+                await ManagerService.exportedInterface(tasks: tasks, callers: server),
+                await indicator.exportedInterface(),
+            ],
             at: HaulBus.managerPath
         )
         signals = try await client.messages(matching: [MatchRule(kind: .signal, sender: server.uniqueName)])
