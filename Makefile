@@ -36,8 +36,8 @@ run: build
 # one at a time: each starts a whole desktop or browser. Then the Debian package's test, which is no Swift test: it
 # needs the package, made from the lean release build below.
 test: build-tests
-	dbus-run-session -- $(SWIFT) test --skip-build --skip HostTests
-	dbus-run-session -- $(SWIFT) test --skip-build --filter HostTests --no-parallel
+	dbus-run-session -- $(SWIFT) test --skip-build --skip '^HostTests\.'
+	dbus-run-session -- $(SWIFT) test --skip-build --filter '^HostTests\.' --no-parallel
 	$(MAKE) test-deb
 
 # hauld beside curl on a loopback nginx and a private bus (Benchmarks/RESULTS.md): the lean release build below,

@@ -21,8 +21,6 @@ Faults (query parameters, combinable, on any request except /stats, /redirect an
     chunked=1            Transfer-Encoding: chunked instead of Content-Length
     no-length=1          neither: the body ends when the connection closes
     need-auth=U:P        answer 401 (WWW-Authenticate: Basic) unless `Authorization: Basic base64(U:P)` came
-    content-disposition=HEX  send a `Content-Disposition` header whose value is exactly these bytes (hex
-                         digits; any byte at all, for names a hostile server sends)
     id=ANYTHING          ignored, makes the key unique
     N counts bytes of this response's body (after Range), not offsets in the file; N at or beyond the body's
     end strikes after its last byte (before a chunked terminator or the closing of a no-length body). Counters for

@@ -18,6 +18,10 @@ Validators
     `Content-Range: bytes */size`; malformed or multiple ranges -> 200 with the whole body.
     If-Range equal to the current ETag (strong) or Last-Modified -> Range honoured, otherwise 200.
     ignore-range=1, accept-ranges=V and range-cap=N change these answers (see faults.py).
+
+Naming
+    content-disposition=HEX sends a `Content-Disposition` header whose value is exactly these bytes (hex digits:
+    any byte at all, for the names a hostile server suggests).
 """
 
 import datetime
