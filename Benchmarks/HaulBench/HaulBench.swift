@@ -85,7 +85,7 @@ struct HaulBench: AsyncParsableCommand {
         defer { workspace.remove() }
         let fileServer = try await startServer(workspace)
         defer { fileServer.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let hauld = try await HauldProcess(bus: bus, arguments: ["--log-level", "warning"])
         let client = try await HauldClient.connect(address: bus.address)
@@ -150,7 +150,7 @@ struct HaulBench: AsyncParsableCommand {
             return try await NginxServer(
                 root: workspace.served, workDirectory: workspace.root.appendingPathComponent("nginx"))
         case .python:
-            return try PythonFileServer(root: workspace.served)
+            return try await PythonFileServer(root: workspace.served)
         }
     }
 

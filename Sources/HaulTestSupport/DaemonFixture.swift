@@ -24,7 +24,7 @@ package struct DaemonFixture {
         stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
         environment: [String: String] = [:], _ body: (DaemonFixture) async throws -> Void
     ) async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let hauld = try await HauldProcess(
             bus: bus, stateDirectory: stateDirectory, arguments: arguments, launcher: launcher,

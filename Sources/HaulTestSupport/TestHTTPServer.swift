@@ -7,7 +7,7 @@ import Synchronization
 /// (`ServerStats`), and `TestHTTPServer+Content.swift` computes its generated content without it.
 ///
 /// ```swift
-/// let server = try TestHTTPServer()
+/// let server = try await TestHTTPServer()
 /// defer { server.stop() }
 /// let url = server.url("/gen/1m?seed=3&reset-after=100000")   // 1 MiB, reset after 100 000 bytes once
 /// // … download `url` …
@@ -40,9 +40,8 @@ package final class TestHTTPServer: Sendable {
     private let errorLog = ErrorLog()
     private let stopped = Mutex(false)
 
-    /// Starts the server (serving `root` under `/files/`) and waits until it listens.
-    ///
-    /// Blocks the calling thread until the script prints its port: a few hundred milliseconds.
+    /// Starts the server (serving `root` under `/files/`) and waits until it listens: a few hundred milliseconds, and
+    /// seconds on a loaded machine, waited for on a thread of its own (`Command.Running.firstLine(timeout:)`).
     /// `verbose` copies the server's per-request log to this process's standard error. With `tls` it serves https
     /// with that server certificate. `arguments` adds options of the script (`--connect-ports`, `--proxy-auth`).
     /// `host` is the IPv4 address to listen on, and `launcher` a command that runs the script where that address is
@@ -50,7 +49,7 @@ package final class TestHTTPServer: Sendable {
     package init(
         root: URL? = nil, verbose: Bool = false, tls: TestCertificates? = nil, arguments extra: [String] = [],
         host: String = "127.0.0.1", launcher: [String] = []
-    ) throws {
+    ) async throws {
         self.host = host
         self.root = root
         self.tls = tls
@@ -76,7 +75,7 @@ package final class TestHTTPServer: Sendable {
         // The script prints `PORT <n>` once it listens.
         let line: String
         do {
-            line = try Self.readLine(from: process.stdout.fileDescriptor, timeout: 30)
+            line = try await process.firstLine(timeout: 30)
         } catch {
             kill(process.pid, SIGKILL)
             let errors = String(decoding: process.stderr.readDataToEndOfFile(), as: UTF8.self)
@@ -160,29 +159,6 @@ package final class TestHTTPServer: Sendable {
         if let python = ProcessInfo.processInfo.environment["HAUL_TEST_PYTHON"], !python.isEmpty { return python }
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") { return "/usr/bin/python3" }
         return try Command.which("python3")
-    }
-
-    /// Reads up to the first newline, giving up after `timeout` seconds or at end of file.
-    static func readLine(from fd: Int32, timeout: Double) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var line = [UInt8]()
-        var byte: UInt8 = 0
-        while true {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { throw TestSupportError("timed out after \(timeout) s") }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(left, 1) * 1000))
-            if ready < 0 && errno != EINTR { throw TestSupportError("poll: \(String(cString: strerror(errno)))") }
-            guard ready > 0 else { continue }
-            let count = read(fd, &byte, 1)
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw TestSupportError("read: \(String(cString: strerror(errno)))")
-            }
-            guard count == 1 else { throw TestSupportError("it exited") }
-            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
-            line.append(byte)
-        }
     }
 }
 

@@ -25,7 +25,7 @@ package struct TransferFixture {
         readTimeout: Double = 30, stateDirectory: URL? = nil, launcher: [String] = [],
         environment: [String: String] = [:], _ body: (TransferFixture) async throws -> Void
     ) async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         try await DaemonFixture.with(
             stateDirectory: stateDirectory, arguments: ["--read-timeout", "\(readTimeout)"], launcher: launcher,

@@ -93,9 +93,9 @@ import Testing
     }
 
     @Test func getSaysSoWhenHauldStopsAndTheTaskGoesOnWithTheNextHauld() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let state = bus.directory.appendingPathComponent("state")
         let target = bus.directory.appendingPathComponent("stop.bin").path
@@ -126,9 +126,9 @@ import Testing
     }
 
     @Test func getSaysSoWhenTheSessionBusGoesAway() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         // Outside the bus's folder, which goes with the bus.
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("haul-get-\(UUID().uuidString)")

@@ -143,7 +143,7 @@ import Testing
     }
 
     @Test func anUnreachableDaemonIsReportedWithExitStatus69() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let result = try await Command.run(Command.built("haul"), ["status"], environment: bus.environment)
         #expect(result.status == 69)

@@ -146,9 +146,9 @@ import Testing
     }
 
     @Test func watchSaysSoWhenHauldIsKilledAndFollowsTheTaskAgainOnceItIsBack() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let state = bus.directory.appendingPathComponent("state")
         let target = bus.directory.appendingPathComponent("restart.bin").path

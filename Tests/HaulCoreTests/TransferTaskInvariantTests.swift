@@ -3,8 +3,9 @@ import Testing
 
 /// Long random sequences of events, driven as a well-behaved owner would (the engine reports only for a transfer in
 /// flight, a back-off is reported over once), checking after every event that signals come exactly once per real
-/// change and that the owner is never asked to do something impossible.
-@Suite("Transfer task lifecycle invariants", .timeLimit(.minutes(2)))
+/// change and that the owner is never asked to do something impossible. Serialized: CPU-bound cases side by side
+/// would hold both cooperative threads of a 2-core machine.
+@Suite("Transfer task lifecycle invariants", .serialized, .timeLimit(.minutes(2)))
 struct TransferTaskInvariantTests {
     @Test(arguments: 1...20)
     func randomSequencesKeepTheInvariants(seed: UInt64) {

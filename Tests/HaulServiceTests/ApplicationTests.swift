@@ -96,9 +96,9 @@ import Testing
 
     /// The record keeps it: a restarted hauld shows the same `Application`.
     @Test func itIsKeptAcrossARestart() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let state = bus.directory.appendingPathComponent("state")
         let client = try await DBusConnection.connect(address: bus.address)

@@ -201,9 +201,9 @@ import Testing
     /// A task suspended mid-way, and one restored by a restarted hauld, keep their names: the rest of the file goes
     /// into the same partial file, and no numbered copy appears.
     @Test func resumeAndRestartKeepTheName() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let state = bus.directory.appendingPathComponent("state")
         let folder = bus.directory.appendingPathComponent("downloads")

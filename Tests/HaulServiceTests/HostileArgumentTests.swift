@@ -246,7 +246,7 @@ import Testing
     /// allowed, non-ASCII values) reach a real server in downloads and uploads: every task ends, hauld survives.
     /// (A 64 KiB header, since refused, crashed hauld here: see `TransferOptionsDecoder`.)
     @Test func validButHostileHeadersReachARealServer() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         try await Self.with { caller, values in
             let headerMaps: [[String: String]] = [

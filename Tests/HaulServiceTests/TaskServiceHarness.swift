@@ -49,7 +49,7 @@ final class TaskServiceHarness: Sendable {
     }
 
     private init(root: URL) async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus()
         state = root.appendingPathComponent("state")
         downloads = root.appendingPathComponent("downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)

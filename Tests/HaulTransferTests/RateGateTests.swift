@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func aTaskLimitHoldsADownloadToItsRate() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -61,7 +61,7 @@ import Testing
 
     /// Sixteen connections of one task share its limit: more connections do not buy more rate.
     @Test func theConnectionsOfOneTaskShareItsLimit() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -85,7 +85,7 @@ import Testing
 
     /// Two tasks under a global limit keep to it together.
     @Test func aGlobalLimitHoldsTasksTogether() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -116,7 +116,7 @@ import Testing
 
     /// A connection waiting on a limit asks again within a second: lifting the limit mid-way applies at once.
     @Test func aChangedLimitAppliesToARunningDownload() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func anUploadKeepsToItsLimit() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -164,9 +164,9 @@ import Testing
 
     /// Plain http through an HTTP proxy goes over hauld's own forward-proxy connection: the limit holds there too.
     @Test func theLimitHoldsThroughAForwardProxy() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let proxy = try TestHTTPServer()
+        let proxy = try await TestHTTPServer()
         defer { proxy.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }

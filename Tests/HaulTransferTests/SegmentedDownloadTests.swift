@@ -40,7 +40,7 @@ import Testing
 
     @Test(arguments: [1, 4, 16])
     func theFileIsByteExactAndNoRangeIsFetchedTwice(_ connections: Int) async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -63,7 +63,7 @@ import Testing
     /// Suspended mid-way (the attempt's task cancelled), then resumed from the plan it left: each segment continues
     /// where it stopped.
     @Test func aStoppedDownloadResumesEverySegment() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func aServerThatIgnoresRangesGetsOneConnection() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -119,7 +119,7 @@ import Testing
 
     /// The validator changes between the first answer and the others: the attempt ends, to start again from zero.
     @Test func aFileThatChangesEndsTheAttempt() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }

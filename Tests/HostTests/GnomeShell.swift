@@ -82,8 +82,8 @@ final class GnomeShell: Sendable {
         try "[D-BUS Service]\nName=\(HaulBus.name)\nExec=/usr/bin/touch \(activationMark.path)\n"
             .write(to: services.appendingPathComponent("\(HaulBus.name).service"), atomically: true, encoding: .utf8)
 
-        systemBus = try PrivateBus()
-        sessionBus = try PrivateBus(serviceDirectory: services)
+        systemBus = try await PrivateBus()
+        sessionBus = try await PrivateBus(serviceDirectory: services)
         environment["DBUS_SESSION_BUS_ADDRESS"] = sessionBus.address
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus.address
 

@@ -11,7 +11,7 @@ import Testing
     @Test func theIndicatorShowsWhileHauldIsBusyAndTheMenuActsOnTheTransfers() async throws {
         let artefacts = try ArtefactFolder("gnome-shell-indicator")
         print("GNOME Shell screenshots and log: \(artefacts.url.path)")
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         try await GnomeShell.with(artefacts: artefacts) { shell in
             let hauld = try await HauldProcess(bus: shell.sessionBus, environment: shell.hauldEnvironment)
@@ -136,7 +136,7 @@ import Testing
     @Test func itFollowsHauldComingAndGoingAndGreysWhileHauldDoesNotAnswer() async throws {
         let artefacts = try ArtefactFolder("gnome-shell-bus")
         print("GNOME Shell screenshots and log: \(artefacts.url.path)")
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         try await GnomeShell.with(artefacts: artefacts) { shell in
             // Without hauld the extension waits, and starts nothing.
@@ -199,7 +199,7 @@ import Testing
     /// The extension's logic and the ES-module form (GNOME Shell 45 and later), under gjs without a shell:
     /// integrations/gnome-shell/tests/tests.js, which fails with status 1.
     @Test func theExtensionsOwnTestsPassUnderGjs() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let script = GnomeShell.repository.appendingPathComponent("integrations/gnome-shell/tests/tests.js").path
         let result = try await Command.run("gjs", ["-m", script], environment: bus.environment)

@@ -9,7 +9,7 @@ import Testing
     @Test func aFinishedDownloadShowsABannerNamingTheFile() async throws {
         let artefacts = try ArtefactFolder("gnome-shell-notification")
         print("GNOME Shell screenshots and log: \(artefacts.url.path)")
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         try await GnomeShell.with(artefacts: artefacts) { shell in
             var environment = shell.hauldEnvironment

@@ -60,7 +60,7 @@ import Testing
         let rootDirectory = directory.appendingPathComponent("root")
         try FileManager.default.createDirectory(at: rootDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try TestHTTPServer(root: root ? rootDirectory : nil)
+        let server = try await TestHTTPServer(root: root ? rootDirectory : nil)
         defer { server.stop() }
         try await body(Context(server: server, directory: directory))
         #expect(server.errors.isEmpty, "server stderr: \(server.errors)")
@@ -340,7 +340,7 @@ import Testing
 
     @Test func connectTunnelsToLoopbackOnly() async throws {
         try await withServer { context in
-            let origin = try TestHTTPServer()
+            let origin = try await TestHTTPServer()
             defer { origin.stop() }
             let proxy = "http://127.0.0.1:\(context.server.port)"
             let body = context.file("tunnelled")
@@ -462,7 +462,7 @@ import Testing
     }
 
     @Test func stopClosesThePort() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         let url = server.url("/gen/10")
         #expect(try await Command.run("curl", ["-s", "--noproxy", "*", "-o", "/dev/null", url]).status == 0)
         server.stop()
