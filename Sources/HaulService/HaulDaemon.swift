@@ -76,7 +76,10 @@ package struct HaulDaemon: Service {
         let store = IndicatorSettingsStore(
             url: configuration.stateDirectory.appendingPathComponent("indicator.json")
         )
-        let indicator = ActivityIndicatorService(objects: objects, store: store, logger: logger)
+        // Every durable write of hauld's state goes through this one thread, in group commits.
+        let taskStore = TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks"))
+        let writer = TaskRecordWriter(store: taskStore)
+        let indicator = ActivityIndicatorService(objects: objects, store: store, writer: writer, logger: logger)
         var clientConfiguration = TransferClient.Configuration()
         clientConfiguration.readTimeout = configuration.readTimeout
         clientConfiguration.proxies = configuration.proxies
@@ -91,7 +94,7 @@ package struct HaulDaemon: Service {
         }
         let tasks = TaskService(
             objects: objects, indicator: indicator, attempts: attempts, rates: rates,
-            store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")),
+            store: taskStore, records: writer,
             settingsURL: configuration.stateDirectory.appendingPathComponent("manager.json"), logger: logger
         )
 
