@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "DBusKit", dependencies: ["CDBus"]),
         // The D-Bus contract (dbus/org.haul.Haul1.xml) as Swift: names, members, options, defaults, snapshots.
         .target(name: "HaulContract", dependencies: ["DBusKit"]),
-        .target(name: "HaulCore"),
+        .target(name: "HaulCore", dependencies: ["CGlibcExtras"]),
         // The shape every service shares: the ordered outbox and the injected clock.
         .target(name: "ServiceKit"),
         .target(

@@ -1,4 +1,5 @@
 package import DBusKit
+import FoundationEssentials
 import HaulContract
 package import HaulCore
 package import Logging
@@ -18,6 +19,8 @@ package actor ActivityIndicatorService {
     private var machine: Machine
     private var settings: IndicatorSettings
     private let store: IndicatorSettingsStore
+    /// Writes the settings off the actor.
+    private let writer: TaskRecordWriter
     private var holds = ActivityHolds()
     private var runningTasks: UInt32 = 0
     private var timers: [ActivityIndicatorTimer: Task<Void, Never>] = [:]
@@ -33,8 +36,8 @@ package actor ActivityIndicatorService {
 
     /// `clock` is hauld's `EventLoopClock` unless a test moves time by hand.
     package init(
-        objects: DBusObjectServer, store: IndicatorSettingsStore, clock: any ServiceClock = EventLoopClock(),
-        logger: Logger
+        objects: DBusObjectServer, store: IndicatorSettingsStore, writer: TaskRecordWriter? = nil,
+        clock: any ServiceClock = EventLoopClock(), logger: Logger
     ) {
         let loaded = store.load()
         if let problem = loaded.problem {
@@ -46,6 +49,8 @@ package actor ActivityIndicatorService {
             isEnabled: settings.enabled
         )
         self.store = store
+        // A writer of its own when hauld shares none (its store's folder is never used: it writes no records).
+        self.writer = writer ?? TaskRecordWriter(store: TaskStore(directory: store.url.deletingLastPathComponent()))
         self.clock = clock
         self.objects = objects
         self.logger = logger
@@ -150,7 +155,7 @@ package actor ActivityIndicatorService {
 
     // MARK: Settings
 
-    private func set(_ name: String, _ value: DBusValue) throws {
+    private func set(_ name: String, _ value: DBusValue) async throws {
         var updated = settings
         switch (IndicatorProperty(rawValue: name), value) {
         case (.enabled?, .boolean(let enabled)):
@@ -175,7 +180,7 @@ package actor ActivityIndicatorService {
         }
         settings = updated
         do {
-            try store.save(updated)
+            try await store.save(updated, with: writer)
         } catch {
             logger.warning("the indicator settings apply now but could not be saved: \(error)")
         }

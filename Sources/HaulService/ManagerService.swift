@@ -44,7 +44,12 @@ enum ManagerService {
                 case .inhibitSleep: try await tasks.setInhibitSleep(value)
                 case .networkState, .metered, .powerSaver, nil: break
                 }
-            }
+            },
+            // A new task waits for its record to be durable: meanwhile the next calls go on, and the next new tasks
+            // share the disk's syncs. No client can name a task before its creation has answered.
+            concurrentMethods: Set(
+                [ManagerMethod.download, .downloadWithOptions, .upload, .uploadWithOptions].map(\.rawValue)
+            )
         )
     }
 

@@ -20,12 +20,13 @@ struct ListCommand: AsyncParsableCommand {
         try await reportingFailures {
             let client = try await HaulClient.connect()
             let tasks = try await client.tasks().sorted { $0.id < $1.id }
+            // One write for the whole list.
             if json {
-                tasks.forEach { emit(jsonLine($0.json)) }
+                if !tasks.isEmpty { emit(tasks.map { jsonLine($0.json) }.joined(separator: "\n")) }
             } else if tasks.isEmpty {
                 emit("no transfers")
             } else {
-                tasks.forEach { emit($0.row) }
+                emit(tasks.map(\.row).joined(separator: "\n"))
             }
         }
     }

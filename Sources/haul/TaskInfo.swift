@@ -68,15 +68,16 @@ struct TaskInfo {
     }
 
     /// `  1 running    42%   8.4 MiB/20.0 MiB  4.0 MiB/s  https://… → /home/… (firefox)`
+    /// Formatted by hand, as `ls` writes ten thousand of them: `String(format:)` cost more than the rest together.
     var row: String {
-        let progress = expected > 0 ? String(format: "%3.0f%%", fraction * 100) : "  ? "
+        let progress = expected > 0 ? pad(Bytes.rounded(fraction * 100, decimals: 0), -3) + "%" : "  ? "
         let size = "\(Bytes.format(done))/\(expected >= 0 ? Bytes.format(UInt64(expected)) : "?")"
         let speed = isRunning ? "\(Bytes.format(rate))/s" : ""
         let arrow = isDownload ? "\(url) → \(file)" : "\(file) → \(url)"
         let failure = outcome == .failed ? "  (\(errorName.split(separator: ".").last ?? ""): \(shortMessage))" : ""
         // Padded here: swift-corelibs-foundation ignores the width of `%@`.
         let columns = [pad(shownState, 10), progress, " " + pad(size, -19), " " + pad(speed, -11), " " + arrow]
-        return String(format: "%4u  ", id) + columns.joined(separator: " ") + byApplication + failure
+        return pad(String(id), -4) + "  " + columns.joined(separator: " ") + byApplication + failure
     }
 
     /// `text` padded with spaces to `width` characters: after it, or before it for a negative width.
@@ -132,7 +133,18 @@ enum Bytes {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(bytes) B" : "\(rounded(value, decimals: 1)) \(units[unit])"
+    }
+
+    /// `value` with `decimals` (0 or 1) digits after the point, as `%.0f` and `%.1f` write it but for ties (there
+    /// rounded away from zero).
+    static func rounded(_ value: Double, decimals: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        let scale = decimals == 0 ? 1.0 : 10.0
+        let scaled = Int64((value * scale).rounded())
+        if decimals == 0 { return String(scaled) }
+        let sign = scaled < 0 ? "-" : ""
+        return "\(sign)\(abs(scaled) / 10).\(abs(scaled) % 10)"
     }
 
     static func duration(_ seconds: Double) -> String {

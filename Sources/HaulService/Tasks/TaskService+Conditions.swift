@@ -65,7 +65,7 @@ extension TaskService {
         guard case .boolean(let inhibit) = value else {
             throw .invalidArgs("\(ManagerProperty.inhibitSleep.name) must be a b")
         }
-        try changeSettings([.inhibitSleep: .boolean(inhibit)]) { $0.inhibitSleep = inhibit }
+        try await changeSettings([.inhibitSleep: .boolean(inhibit)]) { $0.inhibitSleep = inhibit }
         followInhibitors()
         await published()
     }

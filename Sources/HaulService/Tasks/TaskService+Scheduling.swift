@@ -73,7 +73,7 @@ extension TaskService {
         guard case .uint32(let limit) = value else {
             throw .invalidArgs("\(ManagerProperty.maxRunningTasks.name) must be a u (0: no limit)")
         }
-        try changeSettings([.maxRunningTasks: .uint32(limit)]) { $0.maxRunningTasks = limit }
+        try await changeSettings([.maxRunningTasks: .uint32(limit)]) { $0.maxRunningTasks = limit }
         perform(queue.maxRunningTasksChanged(to: limit, now: clock.now))
         await published()
     }

@@ -23,7 +23,7 @@ actor TaskService {
     private let indicator: ActivityIndicatorService
     let attempts: any AttemptRunner
     private let store: TaskStore
-    /// Saves records off the actor: replies do not wait for the disk.
+    /// Saves records and settings off the actor, in group commits: only a new task's reply waits for the disk.
     let records: TaskRecordWriter
     let logger: Logger
     /// Retry timers, the progress ticker and the machines' `now`.
@@ -50,13 +50,15 @@ actor TaskService {
     var heldInhibitors = (delay: false, block: false)
     private let outbox: AsyncStream<TaskPublication>
     let outboxInput: AsyncStream<TaskPublication>.Continuation
+    /// What every task object exports but its properties.
+    private lazy var taskInterface = Self.taskInterface(of: self)
 
     /// `attempts` runs the transfers (`TransferAttempts` in hauld) under `rates`; `clock` is hauld's `EventLoopClock`
     /// unless a test moves time by hand.
     init(
         objects: any TaskBus, indicator: ActivityIndicatorService, attempts: any AttemptRunner,
-        rates: RateGate = RateGate(), store: TaskStore, settingsURL: URL, clock: any ServiceClock = EventLoopClock(),
-        logger: Logger
+        rates: RateGate = RateGate(), store: TaskStore, records: TaskRecordWriter? = nil, settingsURL: URL,
+        clock: any ServiceClock = EventLoopClock(), logger: Logger
     ) {
         self.objects = objects
         self.indicator = indicator
@@ -64,7 +66,7 @@ actor TaskService {
         self.rates = rates
         self.store = store
         self.clock = clock
-        records = TaskRecordWriter(store: store)
+        self.records = records ?? TaskRecordWriter(store: store)
         self.logger = logger
         self.settingsURL = settingsURL
         let (settings, problem) = ManagerSettings.load(from: settingsURL)
@@ -163,10 +165,23 @@ actor TaskService {
     private func add(_ record: TaskRecord, startSuspended: Bool) async throws(DBusError) -> ObjectPath {
         nextID = store.nextID(after: record.id) { tasks[$0] != nil || restoredIDs.contains($0) }
         let task = ManagedTask(record: record)
+        // Durable before it exists on the bus; other calls go on meanwhile, and new tasks share the disk's syncs.
         do {
-            try store.save(task.record)
+            try await records.commit(task.record)
         } catch {
             throw HaulErrorName.permissionDenied.error("cannot save the task in \(store.directory.path): \(error)")
+        }
+        // What changed meanwhile: hauld began to stop, or another new task took the same file (a folder's tasks are
+        // named apart later).
+        if isShuttingDown {
+            records.remove(id: record.id) { _ in }
+            throw DBusError.failed("hauld is stopping")
+        }
+        if record.kind == .download, !record.awaitsName,
+            tasks.values.contains(where: { $0.record.path == record.path && $0.record.state != .completed })
+        {
+            records.remove(id: record.id) { _ in }
+            throw HaulErrorName.fileExists.error("another task is already downloading to \(record.path)")
         }
         task.probe.set(bytes: 0, expected: -1)
         tasks[record.id] = task
@@ -335,33 +350,56 @@ actor TaskService {
     // MARK: Publishing
 
     private func export(_ task: ManagedTask) {
-        let id = task.record.id
-        let interface = DBusExportedInterface(
+        var interface = taskInterface
+        interface.properties = properties(of: task.record.id) ?? [:]
+        outboxInput.yield(.export(interface, at: task.path))
+    }
+
+    /// The task interface with its handlers, built once and shared by every task object (ten thousand tasks would
+    /// otherwise hold ten thousand copies of each): a call finds its task by its object path.
+    private static func taskInterface(of service: TaskService) -> DBusExportedInterface {
+        // The service and the id of the task a call is for; weak, as the service holds this interface.
+        let target: @Sendable (DBusMethodCall) throws(DBusError) -> (TaskService, UInt32) = {
+            [weak service] call throws(DBusError) in
+            guard let service else { throw DBusError.failed("hauld is stopping") }
+            guard let id = HaulBus.taskID(of: call.path) else {
+                throw HaulErrorName.notFound.error("no task \(call.path)")
+            }
+            return (service, id)
+        }
+        let command = { (command: TaskCommand) -> DBusExportedInterface.MethodHandler in
+            { call in
+                let (tasks, id) = try target(call)
+                try await tasks.run(command, on: id)
+                return []
+            }
+        }
+        return DBusExportedInterface(
             HaulInterfaces.task,
             methods: TaskMethod.handlers([
-                .suspend: { [self] _ in try await self.run(.suspend, on: id); return [] },
-                .resume: { [self] _ in try await self.run(.resume, on: id); return [] },
-                .retry: { [self] _ in try await self.run(.retry, on: id); return [] },
-                .cancel: { [self] _ in try await self.run(.cancel, on: id); return [] },
-                .forget: { [self] _ in try await self.forget(id); return [] },
-                .setURL: { [self] call in
-                    try await self.setURL(call.arguments.first?.stringValue ?? "", of: id)
+                .suspend: command(.suspend),
+                .resume: command(.resume),
+                .retry: command(.retry),
+                .cancel: command(.cancel),
+                .forget: { call in let (tasks, id) = try target(call); try await tasks.forget(id); return [] },
+                .setURL: { call in
+                    let (tasks, id) = try target(call)
+                    try await tasks.setURL(call.arguments.first?.stringValue ?? "", of: id)
                     return []
                 },
             ]),
-            properties: properties(of: id) ?? [:],
-            setProperty: { [self] name, value, _ in
+            setProperty: { name, value, call in
+                let (tasks, id) = try target(call)
                 // The object server lets through writes of read-write properties only.
                 switch TaskProperty(rawValue: name) {
-                case .connections: try await self.setConnections(value, of: id)
-                case .rateLimit: try await self.setRateLimit(value, of: id)
-                case .priority: try await self.setPriority(value, of: id)
-                case .allowMetered: try await self.setAllowMetered(value, of: id)
+                case .connections: try await tasks.setConnections(value, of: id)
+                case .rateLimit: try await tasks.setRateLimit(value, of: id)
+                case .priority: try await tasks.setPriority(value, of: id)
+                case .allowMetered: try await tasks.setAllowMetered(value, of: id)
                 default: break
                 }
             }
         )
-        outboxInput.yield(.export(interface, at: task.path))
     }
 
     func publish(_ id: UInt32, _ properties: [String: DBusValue]) {
