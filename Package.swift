@@ -107,6 +107,11 @@ let package = Package(
             name: "HaulDesktopTests",
             dependencies: ["HaulDesktop", "HaulContract", "DBusKit", .product(name: "Logging", package: "swift-log")]
         ),
+        // Tests against real desktops and browsers; `make test` runs them after the other suites, serially.
+        .testTarget(
+            name: "HostTests",
+            dependencies: ["HaulTestSupport", "HaulContract", "DBusKit"]
+        ),
         .testTarget(
             name: "HaulServiceTests",
             dependencies: [

@@ -22,6 +22,11 @@ if [ "$mode" = test ]; then
     "openssl:openssl"
     "/usr/sbin/squid:squid"
     "/usr/sbin/ip:iproute2"
+    # The browser hand-off (docs/browser.md): the browsers the tests drive, and gjs for the extension's logic.
+    "/usr/bin/chromium:chromium"
+    "/usr/bin/firefox-esr:firefox-esr"
+    "gjs:gjs"
+    "sha256sum:coreutils"
   )
 fi
 # The lean release build that `make deb` packages and `make bench` measures (make lean-build): binutils' nm and ar

@@ -28,6 +28,8 @@ struct ManagedTask {
     var partialPath: String { DownloadCompletion.partialPath(for: record.path) }
 
     /// Copies what the record keeps of the lifecycle from the machine; returns whether that changed anything.
+    ///
+    /// A completed task never sends a request again: its headers (a browser's cookies among them) leave the record.
     @discardableResult
     mutating func recordLifecycle() -> Bool {
         let before = record
@@ -35,6 +37,7 @@ struct ManagedTask {
         record.outcome = machine.outcome
         record.interruptedRuns = machine.interruptedRuns
         record.notice = machine.notice
+        if record.state == .completed { record.headers = [:] }
         return record != before
     }
 

@@ -1,0 +1,53 @@
+import Foundation
+import HaulContract
+import HaulTestSupport
+import Testing
+
+/// Firefox ESR hands a clicked download to hauld through the extension and its host, and keeps what Haul cannot or
+/// should not take: end to end, with the real hauld on a private bus and a loopback site behind a login.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct FirefoxHandOffTests {
+    @Test func aClickedDownloadGoesToHauldWithTheLoginAndTheServersName() async throws {
+        try await HandOffFixture.with(hauld: true) { fixture in
+            try await Firefox.with(environment: fixture.environment) { firefox in
+                try await firefox.open(fixture.loginURL, expecting: fixture.pageURL)
+                try await firefox.click("file")
+                let task = try await HandOffChecks.completedTask(fixture)
+                // The browser's own download was cancelled, and left nothing in its folder.
+                try await waitUntil("Firefox to cancel its download", seen: { "\(firefox.downloadEnds())" }) {
+                    firefox.downloadEnds() == ["canceled"]
+                }
+                #expect(HandOffFixture.names(in: firefox.downloads) == [])
+                try await HandOffChecks.hauldFetchedIt(task, fixture)
+            }
+        }
+    }
+
+    @Test func withoutHauldTheBrowserDownloadsItItself() async throws {
+        try await HandOffFixture.with(hauld: false) { fixture in
+            try await Firefox.with(environment: fixture.environment) { firefox in
+                try await firefox.open(fixture.loginURL, expecting: fixture.pageURL)
+                try await firefox.click("file")
+                try await waitUntil("Firefox's own download", timeout: .seconds(60)) {
+                    firefox.downloadEnds() == ["complete"]
+                }
+                let file = firefox.downloads.appendingPathComponent(fixture.servedName)
+                #expect(HandOffFixture.names(in: firefox.downloads) == [fixture.servedName])
+                #expect(try Data(contentsOf: file) == fixture.content)
+            }
+        }
+    }
+
+    @Test func aBlobDownloadStaysWithTheBrowser() async throws {
+        try await HandOffFixture.with(hauld: true) { fixture in
+            try await Firefox.with(environment: fixture.environment) { firefox in
+                try await firefox.open(fixture.loginURL, expecting: fixture.pageURL)
+                try await firefox.click("blob")
+                try await waitUntil("Firefox's own download") { firefox.downloadEnds() == ["complete"] }
+                let file = firefox.downloads.appendingPathComponent("notes.txt")
+                #expect(try String(contentsOf: file, encoding: .utf8) == BrowserTestSite.blobText)
+                #expect(try await fixture.tasks().isEmpty)
+                #expect(try await fixture.site.fileRequests().isEmpty)
+            }
+        }
+    }
+}
