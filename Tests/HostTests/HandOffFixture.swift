@@ -15,8 +15,9 @@ struct HandOffFixture {
     let fileName = "report.bin"
     let client: DBusConnection
 
-    /// 1 MiB at 256 KiB/s: the browser's own download runs for 4 s, longer than the host may take to answer.
-    static let size = 1 << 20
+    /// 2 MiB at 256 KiB/s: the browser's own download runs for 8 s, well beyond the 2 s the host may take to
+    /// answer (Firefox goes on downloading meanwhile, and keeps a file it finished first).
+    static let size = 2 << 20
     static let rate = 1 << 18
 
     static func with(hauld running: Bool, _ body: (HandOffFixture) async throws -> Void) async throws {

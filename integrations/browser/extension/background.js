@@ -3,8 +3,8 @@
 // creates the task in hauld. Whatever goes wrong on the way, the browser keeps its own download.
 //
 // Two messages per download: `download` creates the task suspended, and once the browser's own download is
-// stopped, `start` resumes it (or `withdraw` removes it, when the browser finished first). A file is thus
-// fetched once and kept once, even when the host answers too late for the browser.
+// stopped, `start` resumes it (or `withdraw` removes it, when the browser finished first or the answer came too
+// late). A file is thus fetched once and kept once.
 import {
     ANSWER_TIMEOUT_MS, HOST_NAME, answerWithin, cookieStoreFor, downloadURL, handOffRequest, readAnswer,
     reasonToLeave, settingsFrom, suggestedName,
@@ -17,6 +17,23 @@ async function ask(message) {
     return readAnswer(await answerWithin(api.runtime.sendNativeMessage(HOST_NAME, message), ANSWER_TIMEOUT_MS));
 }
 
+/**
+ * Offers a download to the host. An answer that comes too late, once the browser has kept the download, is not
+ * lost either: the task it names is withdrawn, so that the file is fetched once.
+ */
+async function askToTake(request) {
+    const answer = api.runtime.sendNativeMessage(HOST_NAME, request);
+    try {
+        return readAnswer(await answerWithin(answer, ANSWER_TIMEOUT_MS));
+    } catch (error) {
+        answer.then((late) => {
+            const task = readAnswer(late);
+            if (task.taken) ask({ type: 'withdraw', task: task.task }).catch(() => {});
+        }, () => {});
+        throw error;
+    }
+}
+
 /** The task hauld created for `download`, or null when the browser keeps the download. Never throws. */
 async function offer(download) {
     const name = suggestedName(download.filename) || downloadURL(download);
@@ -26,7 +43,7 @@ async function offer(download) {
         const storeId = cookieStoreFor(download, stores);
         const query = storeId === undefined ? { url: downloadURL(download) } : { url: downloadURL(download), storeId };
         const cookies = await api.cookies.getAll(query);
-        const answer = await ask(handOffRequest(download, cookies, navigator.userAgent));
+        const answer = await askToTake(handOffRequest(download, cookies, navigator.userAgent));
         if (answer.taken) return answer;
         await say(`Haul did not take ${name} (${answer.reason}); the browser downloads it`);
     } catch (error) {
