@@ -105,8 +105,8 @@ test-deb: deb
 # Install / uninstall: a release build, then scripts/install-haul.sh puts hauld, haul, the systemd user unit,
 # the D-Bus activation file, the interface XML, shell completions, man pages, the browsers' native-messaging host
 # and the browser extension below $(PREFIX), and the host's manifests where each browser looks for them (see the
-# script), staged under $(DESTDIR) for packagers. `make install PREFIX=$HOME/.local` needs no root. INSTALL_SWIFT_FLAGS passes extra
-# options to swift build and swift package (e.g. --scratch-path DIR).
+# script), staged under $(DESTDIR) for packagers. `make install PREFIX=$HOME/.local` needs no root.
+# INSTALL_SWIFT_FLAGS passes extra options to swift build and swift package (e.g. --scratch-path DIR).
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_SWIFT_FLAGS ?=

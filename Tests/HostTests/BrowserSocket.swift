@@ -138,7 +138,9 @@ final class BrowserSocket: Sendable {
         var data = Data(count: count)
         var filled = 0
         while filled < count {
-            let result = data.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, count - filled) }
+            let result = data.withUnsafeMutableBytes {
+                Glibc.read(descriptor, $0.baseAddress! + filled, count - filled)
+            }
             if result > 0 {
                 filled += result
             } else if result < 0 && errno == EINTR {

@@ -35,7 +35,8 @@ struct Chromium {
             [
                 "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu",
                 "--user-data-dir=\(profile.path)",
-                "--load-extension=\(Extension.directory.path)", "--disable-extensions-except=\(Extension.directory.path)",
+                "--load-extension=\(Extension.directory.path)",
+                "--disable-extensions-except=\(Extension.directory.path)",
                 "--remote-debugging-port=0", "about:blank",
             ],
             environment: environment, log: directory.appendingPathComponent("chromium.log")
