@@ -25,18 +25,18 @@ struct Chromium {
         ]
         try preferences.data.write(to: profile.appendingPathComponent("Default/Preferences"))
         // With --user-data-dir, Chromium reads host manifests from the profile, not from ~/.config/chromium.
-        try Extension.hostManifest(.chromium)
+        try BrowserExtension.hostManifest(.chromium)
             .write(to: profile.appendingPathComponent("NativeMessagingHosts/org.haul.haul.json"))
 
         var environment = environment
         environment["HOME"] = directory.appendingPathComponent("home").path
-        let process = try Browsers.start(
+        let process = try BrowserProcess.start(
             "/usr/bin/chromium",
             [
                 "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu",
                 "--user-data-dir=\(profile.path)",
-                "--load-extension=\(Extension.directory.path)",
-                "--disable-extensions-except=\(Extension.directory.path)",
+                "--load-extension=\(BrowserExtension.directory.path)",
+                "--disable-extensions-except=\(BrowserExtension.directory.path)",
                 "--remote-debugging-port=0", "about:blank",
             ],
             environment: environment, log: directory.appendingPathComponent("chromium.log")
@@ -44,10 +44,10 @@ struct Chromium {
         do {
             try await drive(process, profile: profile, downloads: downloads, body)
         } catch {
-            await Browsers.end(process)
+            await BrowserProcess.end(process)
             throw error
         }
-        await Browsers.end(process)
+        await BrowserProcess.end(process)
     }
 
     private static func drive(
@@ -75,7 +75,7 @@ struct Chromium {
             let targets = try await socket.command("Target.getTargets")["targetInfos"].array
             worker = targets.first {
                 $0["type"].string == "service_worker"
-                    && $0["url"].string?.hasPrefix("chrome-extension://\(Extension.chromiumID)/") == true
+                    && $0["url"].string?.hasPrefix("chrome-extension://\(BrowserExtension.chromiumID)/") == true
             } ?? .null
             return !worker.isNull
         }

@@ -33,11 +33,11 @@ struct Firefox {
         let userJS = preferences.map { "user_pref(\"\($0.key)\", \($0.value));" }.joined(separator: "\n")
         try userJS.write(to: profile.appendingPathComponent("user.js"), atomically: true, encoding: .utf8)
         // Firefox reads host manifests from ~/.mozilla/native-messaging-hosts.
-        try Extension.hostManifest(.firefox).write(to: hosts.appendingPathComponent("org.haul.haul.json"))
+        try BrowserExtension.hostManifest(.firefox).write(to: hosts.appendingPathComponent("org.haul.haul.json"))
 
         var environment = environment
         environment["HOME"] = home.path
-        let process = try Browsers.start(
+        let process = try BrowserProcess.start(
             "/usr/bin/firefox-esr",
             ["--headless", "--no-remote", "--profile", profile.path, "--remote-debugging-port", "0", "about:blank"],
             environment: environment, log: directory.appendingPathComponent("firefox.log")
@@ -45,10 +45,10 @@ struct Firefox {
         do {
             try await drive(process, profile: profile, downloads: downloads, body)
         } catch {
-            await Browsers.end(process)
+            await BrowserProcess.end(process)
             throw error
         }
-        await Browsers.end(process)
+        await BrowserProcess.end(process)
     }
 
     private static func drive(
@@ -69,7 +69,7 @@ struct Firefox {
             )
             // Answers once the extension has started, its event page and listeners included.
             try await socket.command(
-                "webExtension.install", ["extensionData": ["type": "path", "path": .string(Extension.directory.path)]]
+                "webExtension.install", ["extensionData": ["type": "path", "path": .string(BrowserExtension.directory.path)]]
             )
             let context = try await socket.command("browsingContext.getTree")["contexts"][0]["context"]
             try await body(Firefox(socket: socket, downloads: downloads, context: context))
