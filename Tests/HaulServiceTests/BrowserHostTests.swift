@@ -162,6 +162,9 @@ import Testing
             let suspended = try await snapshot(task, fixture)
             #expect(suspended.isSuspended)
             #expect(try await site.fileRequests().isEmpty, "nothing is fetched before start")
+            // The suspended task's record keeps the headers, for a resume after a restart.
+            let record = fixture.hauld.stateDirectory.appendingPathComponent("haul/tasks/\(suspended.id).json")
+            #expect(try String(contentsOf: record, encoding: .utf8).contains("session=c00kie"))
 
             let (started, _) = try await host(
                 Self.frame(#"{"type": "start", "task": "\#(task.rawValue)"}"#), bus: fixture.bus
@@ -179,9 +182,9 @@ import Testing
             #expect(requests.first?.cookie == true && requests.first?.referer == site.url("/page"))
             #expect(requests.first?.userAgent == "HaulTest/1.0")
             // The completed task's record keeps no header: the cookie is gone from the disk.
-            let record = fixture.hauld.stateDirectory.appendingPathComponent("tasks/\(done.id).json")
-            try await waitUntil("the completed record") {
-                let text = (try? String(contentsOf: record, encoding: .utf8)) ?? ""
+            var text = ""
+            try await waitUntil("the completed record", seen: { text }) {
+                text = (try? String(contentsOf: record, encoding: .utf8)) ?? ""
                 return text.contains("completed") && !text.contains("c00kie")
             }
 
