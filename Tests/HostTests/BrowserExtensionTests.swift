@@ -39,7 +39,9 @@ import Testing
 
     /// The host's name, as the extension asks for it and as the manifests give it; `make install` rewrites the path.
     @Test func theManifestsNameTheHostTheExtensionAsksFor() throws {
-        let policy = try String(contentsOf: BrowserExtension.directory.appendingPathComponent("policy.js"), encoding: .utf8)
+        let policy = try String(
+            contentsOf: BrowserExtension.directory.appendingPathComponent("policy.js"), encoding: .utf8
+        )
         for browser in [BrowserExtension.Browser.chromium, .firefox] {
             let manifest = try BrowserExtension.repositoryManifest(browser)
             let name = try #require(manifest["name"].string)

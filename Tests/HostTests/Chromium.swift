@@ -7,6 +7,8 @@ struct Chromium {
     let socket: BrowserSocket
     /// The browser's own download folder.
     let downloads: URL
+    /// What the browser (and the hosts it starts) wrote to standard output and error.
+    let log: URL
 
     /// Starts Chromium with `environment` (the test's private bus), runs `body` once the extension's service worker
     /// runs, then closes the browser and removes its profile.
@@ -30,6 +32,7 @@ struct Chromium {
 
         var environment = environment
         environment["HOME"] = directory.appendingPathComponent("home").path
+        let log = directory.appendingPathComponent("chromium.log")
         let process = try BrowserProcess.start(
             "/usr/bin/chromium",
             [
@@ -39,10 +42,10 @@ struct Chromium {
                 "--disable-extensions-except=\(BrowserExtension.directory.path)",
                 "--remote-debugging-port=0", "about:blank",
             ],
-            environment: environment, log: directory.appendingPathComponent("chromium.log")
+            environment: environment, log: log
         )
         do {
-            try await drive(process, profile: profile, downloads: downloads, body)
+            try await drive(process, profile: profile, downloads: downloads, log: log, body)
         } catch {
             await BrowserProcess.end(process)
             throw error
@@ -51,7 +54,8 @@ struct Chromium {
     }
 
     private static func drive(
-        _ process: Command.Running, profile: URL, downloads: URL, _ body: (Chromium) async throws -> Void
+        _ process: Command.Running, profile: URL, downloads: URL, log: URL,
+        _ body: (Chromium) async throws -> Void
     ) async throws {
         let portFile = profile.appendingPathComponent("DevToolsActivePort")
         try await waitUntil("Chromium's DevToolsActivePort", timeout: .seconds(60)) {
@@ -61,7 +65,7 @@ struct Chromium {
         let lines = try String(contentsOf: portFile, encoding: .utf8).split(separator: "\n")
         guard let port = Int(lines[0]) else { throw BrowserSocket.ProtocolError(description: "no DevTools port") }
         try await BrowserSocket.with(port: port, path: String(lines[1])) { socket in
-            let chromium = Chromium(socket: socket, downloads: downloads)
+            let chromium = Chromium(socket: socket, downloads: downloads, log: log)
             _ = try await chromium.serviceWorkerSession()
             try await body(chromium)
             _ = try? await socket.command("Browser.close")

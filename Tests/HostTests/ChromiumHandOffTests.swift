@@ -18,6 +18,7 @@ import Testing
                 }
                 #expect(HandOffFixture.names(in: chromium.downloads) == [])
                 try await HandOffChecks.hauldFetchedIt(task, fixture)
+                try HandOffChecks.cookieStayedSecret(task, fixture, browserLog: chromium.log)
                 let worker = try await chromium.serviceWorkerSession()
                 #expect(try await chromium.evaluate("chrome.action.getBadgeText({})", in: worker).string == "1")
             }
@@ -35,6 +36,7 @@ import Testing
                 let file = chromium.downloads.appendingPathComponent(fixture.servedName)
                 #expect(HandOffFixture.names(in: chromium.downloads) == [fixture.servedName])
                 #expect(try Data(contentsOf: file) == fixture.content)
+                try HandOffChecks.cookieStayedSecret(nil, fixture, browserLog: chromium.log)
             }
         }
     }

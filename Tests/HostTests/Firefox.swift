@@ -7,6 +7,8 @@ struct Firefox {
     let socket: BrowserSocket
     /// The browser's own download folder.
     let downloads: URL
+    /// What the browser (and the hosts it starts) wrote to standard output and error.
+    let log: URL
     /// The tab the tests use.
     let context: JSON
 
@@ -37,13 +39,14 @@ struct Firefox {
 
         var environment = environment
         environment["HOME"] = home.path
+        let log = directory.appendingPathComponent("firefox.log")
         let process = try BrowserProcess.start(
             "/usr/bin/firefox-esr",
             ["--headless", "--no-remote", "--profile", profile.path, "--remote-debugging-port", "0", "about:blank"],
-            environment: environment, log: directory.appendingPathComponent("firefox.log")
+            environment: environment, log: log
         )
         do {
-            try await drive(process, profile: profile, downloads: downloads, body)
+            try await drive(process, profile: profile, downloads: downloads, log: log, body)
         } catch {
             await BrowserProcess.end(process)
             throw error
@@ -52,7 +55,8 @@ struct Firefox {
     }
 
     private static func drive(
-        _ process: Command.Running, profile: URL, downloads: URL, _ body: (Firefox) async throws -> Void
+        _ process: Command.Running, profile: URL, downloads: URL, log: URL,
+        _ body: (Firefox) async throws -> Void
     ) async throws {
         // With port 0, Firefox names the port it took in the profile.
         let portFile = profile.appendingPathComponent("WebDriverBiDiServer.json")
@@ -68,11 +72,10 @@ struct Firefox {
                 "session.subscribe", ["events": ["browsingContext.downloadWillBegin", "browsingContext.downloadEnd"]]
             )
             // Answers once the extension has started, its event page and listeners included.
-            try await socket.command(
-                "webExtension.install", ["extensionData": ["type": "path", "path": .string(BrowserExtension.directory.path)]]
-            )
+            let extensionData: JSON = ["type": "path", "path": .string(BrowserExtension.directory.path)]
+            try await socket.command("webExtension.install", ["extensionData": extensionData])
             let context = try await socket.command("browsingContext.getTree")["contexts"][0]["context"]
-            try await body(Firefox(socket: socket, downloads: downloads, context: context))
+            try await body(Firefox(socket: socket, downloads: downloads, log: log, context: context))
             _ = try? await socket.command("browser.close")
         }
     }

@@ -18,6 +18,7 @@ import Testing
                 }
                 #expect(HandOffFixture.names(in: firefox.downloads) == [])
                 try await HandOffChecks.hauldFetchedIt(task, fixture)
+                try HandOffChecks.cookieStayedSecret(task, fixture, browserLog: firefox.log)
             }
         }
     }
@@ -33,6 +34,7 @@ import Testing
                 let file = firefox.downloads.appendingPathComponent(fixture.servedName)
                 #expect(HandOffFixture.names(in: firefox.downloads) == [fixture.servedName])
                 #expect(try Data(contentsOf: file) == fixture.content)
+                try HandOffChecks.cookieStayedSecret(nil, fixture, browserLog: firefox.log)
             }
         }
     }

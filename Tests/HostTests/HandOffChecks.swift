@@ -34,4 +34,13 @@ enum HandOffChecks {
         }
         #expect(Set(requests.map(\.userAgent)).count == 1, "\(requests.map(\.userAgent))")
     }
+
+    /// The login cookie went to the site and nowhere else: not in what hauld publishes of the task, and not in what
+    /// the browser, its extension and the hosts it started printed (`browserLog`). hauld's own log is checked by
+    /// ``HandOffFixture/with(hauld:_:)`` once hauld has stopped.
+    static func cookieStayedSecret(_ task: TaskSnapshot?, _ fixture: HandOffFixture, browserLog: URL) throws {
+        if let task { #expect(!"\(task.properties)".contains(fixture.site.secret)) }
+        let log = try String(decoding: Data(contentsOf: browserLog), as: UTF8.self)
+        #expect(!log.contains(fixture.site.secret), "the browser's log holds the cookie")
+    }
 }

@@ -2,6 +2,7 @@ import DBusKit
 import Foundation
 import HaulContract
 import HaulTestSupport
+import Testing
 
 /// What a browser hand-off test needs: a private bus (with hauld, or without for the browser's fallback), a home of
 /// hauld's own whose download folder the test reads, and the test site serving one file behind its login.
@@ -52,7 +53,9 @@ struct HandOffFixture {
             throw error
         }
         await client.close()
-        _ = await hauld?.stop()
+        if let log = await hauld?.stop() {
+            #expect(!(log.stdout + log.stderr).contains(site.secret), "hauld's log holds the cookie")
+        }
     }
 
     /// The environment the browser gets: this test's bus, so that its host reaches this hauld (or none).
