@@ -118,6 +118,23 @@ import Testing
         #expect(!"\(noBus) \(answers)".contains("c00kie"))
     }
 
+    /// A hauld that owns its name but never answers (stopped by SIGSTOP) costs a message an error answer within the
+    /// host's deadline, never a host that hangs: the browser then downloads the file itself.
+    @Test func aHauldThatNeverAnswersIsATimeout() async throws {
+        try await DaemonFixture.with { fixture in
+            kill(fixture.hauld.pid, SIGSTOP)
+            defer { kill(fixture.hauld.pid, SIGCONT) }
+            let offer = #"{"type": "download", "url": "https://example.org/a", "cookies": "session=c00kie"}"#
+            let (answers, stderr) = try await host(Self.frame(offer) + Self.frame(offer), bus: fixture.bus)
+            // The call's timeout (1.5 s) usually ends it, and the host reads the next message; on a loaded machine
+            // the host's deadline for the whole message (1.8 s) may come first, and the host ends.
+            let errors = answers.map(error)
+            #expect(!errors.isEmpty && (errors.count == 2 || errors.last == "org.haul.haul.Timeout"), "\(answers)")
+            #expect(errors.allSatisfy { $0 == "org.freedesktop.DBus.Error.NoReply" || $0 == "org.haul.haul.Timeout" })
+            #expect(!"\(answers)".contains("c00kie") && stderr.isEmpty)
+        }
+    }
+
     /// hauld's refusal reaches the browser as the host's answer, and the cookies stay out of it.
     @Test func aRefusalNeverQuotesTheCookies() async throws {
         try await DaemonFixture.with { fixture in
