@@ -9,7 +9,7 @@ enum HandOffChecks {
     static func completedTask(_ fixture: HandOffFixture) async throws -> TaskSnapshot {
         var tasks: [TaskSnapshot] = []
         try await waitUntil(
-            "hauld's task to complete", timeout: .seconds(60),
+            "hauld's task to complete", timeout: .seconds(120),
             seen: { tasks.map { "\($0.state?.rawValue ?? "?") \($0.path) \($0.errorMessage)" }.joined(separator: "; ") }
         ) {
             tasks = try await fixture.tasks()
