@@ -23,6 +23,8 @@ import Testing
                 try await waitUntil("nothing in the browser's folder", seen: { "\(left())" }) { left().isEmpty }
                 try await HandOffChecks.hauldFetchedIt(task, fixture)
                 try HandOffChecks.cookieStayedSecret(task, fixture, browserLog: chromium.log)
+                // The host names the browser that started it.
+                #expect(task.application == "chromium")
                 let worker = try await chromium.serviceWorkerSession()
                 #expect(try await chromium.evaluate("chrome.action.getBadgeText({})", in: worker).string == "1")
             }

@@ -23,6 +23,8 @@ import Testing
                 try await waitUntil("nothing in the browser's folder", seen: { "\(left())" }) { left().isEmpty }
                 try await HandOffChecks.hauldFetchedIt(task, fixture)
                 try HandOffChecks.cookieStayedSecret(task, fixture, browserLog: firefox.log)
+                // The host names the browser that started it.
+                #expect(task.application == "firefox-esr")
             }
         }
     }
