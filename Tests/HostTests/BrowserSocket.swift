@@ -15,7 +15,9 @@ final class BrowserSocket: Sendable {
 
     private let descriptor: Int32
     private let state = Mutex(State())
-    private let writing = Mutex(())
+    /// Whether the descriptor is still open: the reader thread closes it when the connection ends, and a write after
+    /// that would go to whatever file reused the number. Writes and the close hold this lock.
+    private let descriptorOpen = Mutex(true)
 
     private struct State {
         var nextID = 0
@@ -69,7 +71,9 @@ final class BrowserSocket: Sendable {
 
     private func close() {
         _ = send(opcode: 0x8, Data())
-        shutdown(descriptor, Int32(SHUT_RDWR))
+        descriptorOpen.withLock { open in
+            if open { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
     }
 
     /// Writes one masked frame (clients must mask); false when the socket is gone.
@@ -85,7 +89,7 @@ final class BrowserSocket: Sendable {
         let mask = (0..<4).map { _ in UInt8.random(in: 0...255) }
         frame.append(contentsOf: mask)
         frame.append(contentsOf: payload.enumerated().map { $0.element ^ mask[$0.offset % 4] })
-        return writing.withLock { _ in Self.writeAll(descriptor, frame) }
+        return descriptorOpen.withLock { open in open && Self.writeAll(descriptor, frame) }
     }
 
     /// The reader thread: frames until the connection ends, then the waiting commands learn that it has.
@@ -108,7 +112,10 @@ final class BrowserSocket: Sendable {
             }
             if opcode == 0x8 { break }
         }
-        Glibc.close(descriptor)
+        descriptorOpen.withLock { open in
+            Glibc.close(descriptor)
+            open = false
+        }
         let waiting = state.withLock { state in
             state.closed = true
             defer { state.pending = [:] }
