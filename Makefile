@@ -85,7 +85,7 @@ LEAN_BIN_DIR = $$($(SWIFT) build $(LEAN_SWIFT_FLAGS) --show-bin-path)
 
 lean-build: lean-deps
 	@# SwiftPM does not know the files in scripts/link as inputs of the link: a newer one must relink the programs.
-	@bin="$(LEAN_BIN_DIR)"; for program in hauld haul; do \
+	@bin="$(LEAN_BIN_DIR)"; for program in hauld haul haul-browser-host; do \
 		if [ -n "$$(find scripts/link -newer "$$bin/$$program" 2>/dev/null)" ]; then rm -f "$$bin/$$program"; fi; \
 	done
 	$(SWIFT) build $(LEAN_SWIFT_FLAGS)
@@ -108,9 +108,10 @@ test-deb: deb
 	scripts/test-deb.sh "$(DEB_FILE)"
 
 # Install / uninstall: a release build, then scripts/install-haul.sh puts hauld, haul, the systemd user unit,
-# the D-Bus activation file, the interface XML, shell completions and man pages below $(PREFIX), staged under
-# $(DESTDIR) for packagers. `make install PREFIX=$HOME/.local` needs no root. INSTALL_SWIFT_FLAGS passes extra
-# options to swift build and swift package (e.g. --scratch-path DIR).
+# the D-Bus activation file, the interface XML, shell completions, man pages, the browsers' native-messaging host
+# and the browser extension below $(PREFIX), and the host's manifests where each browser looks for them (see the
+# script), staged under $(DESTDIR) for packagers. `make install PREFIX=$HOME/.local` needs no root.
+# INSTALL_SWIFT_FLAGS passes extra options to swift build and swift package (e.g. --scratch-path DIR).
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_SWIFT_FLAGS ?=

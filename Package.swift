@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "hauld", targets: ["hauld"]),
         .executable(name: "haul", targets: ["haul"]),
+        .executable(name: "haul-browser-host", targets: ["haul-browser-host"]),
         .library(name: "DBusKit", targets: ["DBusKit"]),
     ],
     dependencies: [
@@ -89,6 +90,9 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // The browsers' native-messaging host org.haul.haul (docs/browser.md): a program of its own, small and
+        // without Foundation, since a browser starts it for every message.
+        .executableTarget(name: "haul-browser-host", dependencies: ["DBusKit", "HaulContract"]),
         .target(name: "HaulTestSupport", dependencies: ["DBusKit", "HaulContract"]),
         // `make bench`: hauld beside curl on a loopback server; figures in Benchmarks/RESULTS.md.
         .executableTarget(

@@ -32,6 +32,10 @@ if [ "$mode" = test ]; then
     "gnome-shell:gnome-shell"
     "gsettings:libglib2.0-bin"
     "/usr/libexec/dconf-service:dconf-service"
+    # The browser hand-off (docs/browser.md): the browsers the tests drive (the extension's logic runs under gjs).
+    "/usr/bin/chromium:chromium"
+    "/usr/bin/firefox-esr:firefox-esr"
+    "sha256sum:coreutils"
   )
 fi
 # The lean release build that `make deb` packages and `make bench` measures (make lean-build): binutils' nm and ar

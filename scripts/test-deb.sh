@@ -41,8 +41,25 @@ for file in usr/bin/hauld usr/bin/haul usr/lib/systemd/user/hauld.service \
     usr/share/dbus-1/services/org.haul.Haul1.service usr/share/dbus-1/interfaces/org.haul.Haul1.xml \
     usr/share/bash-completion/completions/haul usr/share/zsh/vendor-completions/_haul \
     usr/share/fish/vendor_completions.d/haul.fish usr/share/man/man1/haul.1.gz usr/share/man/man1/hauld.1.gz \
-    usr/share/doc/haul/copyright usr/share/doc/haul/changelog.Debian.gz usr/share/lintian/overrides/haul; do
+    usr/share/doc/haul/copyright usr/share/doc/haul/changelog.Debian.gz usr/share/lintian/overrides/haul \
+    usr/libexec/haul/haul-browser-host; do
     check "ships /$file" test -s "$root/$file"
+done
+# The browser hand-off: the host's manifest where each browser looks system-wide, naming the packaged host and the
+# extension's fixed id; the extension's files as the repository has them.
+extension=$here/../integrations/browser/extension
+for manifest in etc/chromium/native-messaging-hosts etc/opt/chrome/native-messaging-hosts \
+    usr/lib/mozilla/native-messaging-hosts; do
+    file=$root/$manifest/org.haul.haul.json
+    check "ships /$manifest/org.haul.haul.json, naming /usr/libexec/haul/haul-browser-host" \
+        python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); assert m["name"] == "org.haul.haul" and \
+m["path"] == "/usr/libexec/haul/haul-browser-host" and m["type"] == "stdio", m' "$file"
+done
+check "dpkg keeps the manifests below /etc as conffiles" bash -c \
+    'dpkg-deb -I "$1" conffiles | grep -qx /etc/chromium/native-messaging-hosts/org.haul.haul.json' _ "$deb"
+for file in "$extension"/*; do
+    check "ships the extension's $(basename "$file")" \
+        cmp "$file" "$root/usr/share/haul/browser-extension/$(basename "$file")"
 done
 check "the activation file starts /usr/bin/hauld through hauld.service" \
     grep -qx 'Exec=/usr/bin/hauld' "$root/usr/share/dbus-1/services/org.haul.Haul1.service"
@@ -71,8 +88,8 @@ check "Depends names libdbus-1-3 and libgcrypt20 (from dpkg-shlibdeps: $depends)
 
 # --- Libraries: nothing from the Swift toolchain, everything from a Debian package ------------------------------
 swift_libraries='libswift|libFoundation|lib_Foundation|libdispatch|libBlocksRuntime'
-for program in hauld haul; do
-    binary=$root/usr/bin/$program
+for binary in "$root/usr/bin/hauld" "$root/usr/bin/haul" "$root/usr/libexec/haul/haul-browser-host"; do
+    program=$(basename "$binary")
     libraries=$(ldd "$binary")
     check "$program needs no Swift library" bash -c '! grep -E "$1" <<<"$2"' _ "$swift_libraries" "$libraries"
     check "$program finds every library it needs" bash -c '! grep "not found" <<<"$1"' _ "$libraries"
@@ -88,8 +105,9 @@ done
 check "hauld exports swift_task_enqueueGlobal_hook for NIO's executor" \
     bash -c 'nm -D --defined-only "$1" | grep -qw swift_task_enqueueGlobal_hook' _ "$root/usr/bin/hauld"
 # The package holds the lean build that make bench measures (see the Makefile): its programs export nothing else.
-for program in hauld haul; do
-    others=$(nm -D --defined-only "$root/usr/bin/$program" | awk '$NF !~ /^swift_task_/ { print $NF }' | xargs)
+for binary in "$root/usr/bin/hauld" "$root/usr/bin/haul" "$root/usr/libexec/haul/haul-browser-host"; do
+    program=$(basename "$binary")
+    others=$(nm -D --defined-only "$binary" | awk '$NF !~ /^swift_task_/ { print $NF }' | xargs)
     check "$program exports Swift concurrency's hooks only (scripts/link/exports.map)${others:+; also: $others}" \
         test -z "$others"
 done
@@ -163,6 +181,22 @@ check "the unpacked haul downloads through hauld (checksum verified by hauld)" \
     --sha256 "$sha256"
 check "the downloaded file is byte for byte the served one" cmp "$work/www/payload.bin" "$work/downloads/payload.bin"
 check "haul status answers" "${run[@]}" "$root/usr/bin/haul" status
+
+# The unpacked host, as a browser runs it: a malformed message gets an error answer; the withdrawal of a task hauld
+# does not have reaches hauld on the bus, and comes back as hauld's refusal.
+host_says() { # message → "ok error" of the host's answer
+    python3 -c 'import struct, sys; m = sys.argv[1].encode(); sys.stdout.buffer.write(struct.pack("=I", len(m)) + m)' \
+        "$1" >"$work/frame"
+    "${run[@]}" "$root/usr/libexec/haul/haul-browser-host" <"$work/frame" | python3 -c 'import json, struct, sys
+data = sys.stdin.buffer.read()
+answer = json.loads(data[4:4 + struct.unpack("=I", data[:4])[0]])
+print(answer["ok"], answer.get("error"))'
+}
+check "the unpacked host answers a malformed message with an error" \
+    test "$(host_says '{"type": 7}')" = "False org.haul.haul.Malformed"
+check "the unpacked host reaches hauld on the bus" \
+    test "$(host_says '{"type": "withdraw", "task": "/org/haul/Haul1/Tasks/4242"}')" \
+    = "False org.freedesktop.DBus.Error.UnknownObject"
 
 # What the executor is there for: on libdispatch's pool an idle hauld wakes every second once any job ran there.
 # libdispatch ends a serial queue's idle worker thread after 5 s (the bus connection's, the task writer's): wait.

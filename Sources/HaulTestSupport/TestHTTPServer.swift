@@ -155,7 +155,7 @@ package final class TestHTTPServer: Sendable {
 
     /// `$HAUL_TEST_PYTHON`, else `/usr/bin/python3`, else `python3` on `PATH` (version managers' shims
     /// such as pyenv's add a second or more to every start).
-    static func python() throws -> String {
+    package static func python() throws -> String {
         if let python = ProcessInfo.processInfo.environment["HAUL_TEST_PYTHON"], !python.isEmpty { return python }
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") { return "/usr/bin/python3" }
         return try Command.which("python3")

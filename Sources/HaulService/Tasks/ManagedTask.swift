@@ -26,12 +26,16 @@ struct ManagedTask {
     var partialPath: String { record.awaitsName ? "" : DownloadCompletion.partialPath(for: record.path) }
 
     /// Copies what the record keeps of the task's place in the queue: lifecycle, crash-loop guard, position.
+    ///
+    /// A task that succeeded never sends a request again: its headers (a browser's cookies among them) leave the
+    /// record. A failed one keeps them until it is forgotten, for `Retry`.
     mutating func keep(_ entry: TaskQueue.Entry) {
         record.state = entry.lifecycle.state
         record.outcome = entry.lifecycle.outcome
         record.interruptedRuns = entry.crashLoop.interruptedRuns
         record.notice = entry.crashLoop.notice
         record.queuePosition = entry.queuePosition
+        if record.outcome == .success { record.headers = [:] }
     }
 
     /// What the queue needs to know of the task.
