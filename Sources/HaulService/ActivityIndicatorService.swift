@@ -63,12 +63,12 @@ package actor ActivityIndicatorService {
             methods: IndicatorMethod.handlers([
                 .incrementActivityCount: { [self] call in
                     await self.increment(owner: call.sender)
-                    await self.published()
+                    await self.settled()
                     return []
                 },
                 .decrementActivityCount: { [self] call in
                     await self.decrement(owner: call.sender)
-                    await self.published()
+                    await self.settled()
                     return []
                 },
             ]),
@@ -82,7 +82,7 @@ package actor ActivityIndicatorService {
             ]),
             setProperty: { [self] name, value, _ in
                 try await self.set(name, value)
-                await self.published()
+                await self.settled()
             }
         )
     }
@@ -111,7 +111,7 @@ package actor ActivityIndicatorService {
     }
 
     /// Returns once every change queued so far is on the bus (at once when `run()` has ended).
-    private func published() async {
+    private func settled() async {
         await outbox.settled()
     }
 

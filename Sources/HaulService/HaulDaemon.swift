@@ -113,7 +113,7 @@ package struct HaulDaemon: Service {
 
         try await withThrowingDiscardingTaskGroup { group in
             // The tasks' outbox is sent from the start: restoring exports every task through it.
-            group.addTask { await tasks.publishing() }
+            group.addTask { await tasks.run() }
             // Before the name is taken, so that the first caller already sees every task.
             await tasks.restore()
             switch try await connection.requestName(HaulBus.name) {

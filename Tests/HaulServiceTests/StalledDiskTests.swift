@@ -44,7 +44,7 @@ struct StalledDiskTests {
             ],
             at: HaulBus.managerPath
         )
-        let running = [Task { await tasks.publishing() }, Task { await indicator.run() }, Task { await objects.run() }]
+        let running = [Task { await tasks.run() }, Task { await indicator.run() }, Task { await objects.run() }]
         defer { for task in running { task.cancel() } }
         await tasks.restore()
         await tasks.continueRestored()

@@ -80,7 +80,7 @@ final class TaskServiceHarness: Sendable {
         )
         signals = try await client.messages(matching: [MatchRule(kind: .signal, sender: server.uniqueName)])
         running = [
-            Task { await tasks.publishing() }, Task { await indicator.run() }, Task { await objects.run() },
+            Task { await tasks.run() }, Task { await indicator.run() }, Task { await objects.run() },
         ]
         (self.clock, self.indicatorClock, self.attempts, self.indicator, self.tasks) =
             (clock, indicatorClock, attempts, indicator, tasks)

@@ -13,7 +13,7 @@ import Testing
     static func property(_ harness: TaskServiceHarness, _ path: ObjectPath, _ property: TaskProperty) async throws
         -> DBusValue
     {
-        await harness.tasks.published()
+        await harness.tasks.settled()
         return try await harness.client.property(
             destination: harness.daemon, path: path, interface: HaulBus.taskInterface, name: property.name
         )

@@ -1,7 +1,7 @@
 import DBusKit
 
-/// What the task service sends out, queued in the order its state changed and sent in that order by
-/// `TaskService.publishing()`.
+/// What the task service sends out, queued in its `Outbox` in the order its state changed and sent in that order by
+/// `TaskService.run()`.
 enum TaskPublication: Sendable, CustomStringConvertible {
     case export(DBusExportedInterface, at: ObjectPath)
     case unexport(ObjectPath)
@@ -10,8 +10,6 @@ enum TaskPublication: Sendable, CustomStringConvertible {
     case managerSignal(member: String, body: [DBusValue])
     /// How many tasks run, for the activity indicator.
     case runningTasks(UInt32)
-    /// Resumed once everything queued before it is sent.
-    case barrier(CheckedContinuation<Void, Never>)
 
     var description: String {
         switch self {
@@ -21,7 +19,6 @@ enum TaskPublication: Sendable, CustomStringConvertible {
         case .managerProperties: "the Manager's properties"
         case .managerSignal(let member, _): member
         case .runningTasks: "the running task count"
-        case .barrier: "a barrier"
         }
     }
 }

@@ -18,23 +18,23 @@ extension TaskService {
     /// NetworkManager's view changed (or it came or went).
     func networkChanged(_ reading: NetworkMonitor.Reading) async {
         perform(queue.networkChanged(to: reading.state, metered: reading.metered, now: clock.now))
-        outboxInput.yield(.managerProperties(ManagerProperty.values([
+        outbox.send(.managerProperties(ManagerProperty.values([
             .networkState: .string(NetworkStateName(reading.state).rawValue), .metered: .boolean(reading.metered),
         ])))
-        await published()
+        await settled()
     }
 
     func powerSaverChanged(_ powerSaver: Bool) async {
         perform(queue.powerSaverChanged(to: powerSaver, now: clock.now))
-        outboxInput.yield(.managerProperties(ManagerProperty.values([.powerSaver: .boolean(powerSaver)])))
-        await published()
+        outbox.send(.managerProperties(ManagerProperty.values([.powerSaver: .boolean(powerSaver)])))
+        await settled()
     }
 
     /// logind's `PrepareForSleep`: with true every attempt stops (its tasks wait `sleep`) and the delay inhibitor is
     /// let go once none is in flight; with false the tasks compete again and the inhibitor is taken again.
     func prepareForSleep(_ sleeping: Bool) async {
         perform(queue.prepareForSleep(sleeping, now: clock.now))
-        await published()
+        await settled()
     }
 
     /// Uses `inhibitor` for sleep: the delay inhibitor is held while any attempt is in flight, the block one (with
@@ -67,6 +67,6 @@ extension TaskService {
         }
         try await changeSettings([.inhibitSleep: .boolean(inhibit)]) { $0.inhibitSleep = inhibit }
         followInhibitors()
-        await published()
+        await settled()
     }
 }

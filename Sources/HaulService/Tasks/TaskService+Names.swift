@@ -49,7 +49,7 @@ extension TaskService {
         logger.info("task \(id) saves into \(path)")
         // A restart from here on must find the name the partial file has.
         await records.flush()
-        await published()
+        await settled()
         return .success(path)
     }
 }

@@ -19,7 +19,7 @@ extension TaskService {
         persist(id)
         publish(id, TaskProperty.values([.priority: .string(parsed.rawValue)]))
         perform(queue.priorityChanged(id, to: priority, now: clock.now))
-        await published()
+        await settled()
     }
 
     /// A task's `AllowMetered`: kept with the task, and applied at once (a running transfer on a metered network stops
@@ -33,7 +33,7 @@ extension TaskService {
         persist(id)
         publish(id, TaskProperty.values([.allowMetered: .boolean(allowed)]))
         perform(queue.allowMeteredChanged(id, to: allowed, now: clock.now))
-        await published()
+        await settled()
     }
 
     /// `SetURL`: a suspended or queued task gets a new URL (an expired link); its bytes on disk stay, and the next
@@ -57,7 +57,7 @@ extension TaskService {
         persist(id)
         publish(id, TaskProperty.values([.url: .string(TransferURL.redacted(url.url.absoluteString).busSafe)]))
         perform(queue.urlChanged(id, isLoopback: url.isLoopback, now: clock.now))
-        await published()
+        await settled()
     }
 
     /// Throws `NotFound` for a task the service does not hold, `TaskCompleted` for a completed one.
@@ -75,7 +75,7 @@ extension TaskService {
         }
         try await changeSettings([.maxRunningTasks: .uint32(limit)]) { $0.maxRunningTasks = limit }
         perform(queue.maxRunningTasksChanged(to: limit, now: clock.now))
-        await published()
+        await settled()
     }
 }
 

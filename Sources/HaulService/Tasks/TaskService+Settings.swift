@@ -12,7 +12,7 @@ extension TaskService {
             throw .invalidArgs("\(ManagerProperty.defaultConnections.name) must be a u \(Self.connectionRangeText)")
         }
         try await changeSettings([.defaultConnections: .uint32(connections)]) { $0.defaultConnections = connections }
-        await published()
+        await settled()
     }
 
     /// The Manager's `DownloadRateLimit` or `UploadRateLimit`: for running transfers within a second.
@@ -26,7 +26,7 @@ extension TaskService {
             }
         }
         rates.setGlobalLimit(limit, for: direction)
-        await published()
+        await settled()
     }
 
     /// A task's `RateLimit`: for its running transfer within a second, and saved with the task.
@@ -38,7 +38,7 @@ extension TaskService {
         if task.attempt != nil { rates.setLimit(limit, of: id, direction: task.record.kind.rateDirection) }
         persist(id)
         publish(id, TaskProperty.values([.rateLimit: .uint64(limit)]))
-        await published()
+        await settled()
     }
 
     /// Saves `change` of the settings on the record writer's thread, then applies it and queues the changed
@@ -55,7 +55,7 @@ extension TaskService {
             throw .failed("cannot save the settings in \(settingsURL.path(percentEncoded: false)): \(error)")
         }
         change(&settings)
-        outboxInput.yield(.managerProperties(ManagerProperty.values(properties)))
+        outbox.send(.managerProperties(ManagerProperty.values(properties)))
     }
 
     private static func rateLimit(_ name: String, _ value: DBusValue) throws(DBusError) -> UInt64 {

@@ -13,9 +13,9 @@ package import ServiceKit
 /// stop an attempt, arm its timer, persist, publish, signal) are carried out here, in order, by `perform`. Records
 /// are saved on every state change, so a restart finds every task as it was.
 ///
-/// As in `ActivityIndicatorService`, a change is applied and its effects queued with no `await` in between:
-/// what goes on the bus (exports, property changes, signals) goes through an ordered outbox that `publish()`
-/// drains, so another call can never run between two effects of one change (a `Forget` between a task's last
+/// As in every service, a change is applied and its effects queued with no `await` in between: what goes on the bus
+/// (exports, property changes, signals) goes through ServiceKit's `Outbox`, which `run()` drains, so another call can
+/// never run between two effects of one change (a `Forget` between a task's last
 /// `PropertiesChanged` and its `TaskDidComplete` once dropped the signal). A method answers once what it caused
 /// is on the bus.
 actor TaskService {
@@ -48,8 +48,8 @@ actor TaskService {
     var sleepInhibitor: SleepInhibitor?
     /// What was last asked of `sleepInhibitor`.
     var heldInhibitors = (delay: false, block: false)
-    private let outbox: AsyncStream<TaskPublication>
-    let outboxInput: AsyncStream<TaskPublication>.Continuation
+    /// What goes on the bus, in the order the state changed: `run()` sends it, `settled()` waits for it.
+    let outbox = Outbox<TaskPublication>()
     /// What every task object exports but its properties.
     private lazy var taskInterface = Self.taskInterface(of: self)
 
@@ -75,7 +75,6 @@ actor TaskService {
         rates.setGlobalLimit(settings.downloadRateLimit, for: .download)
         rates.setGlobalLimit(settings.uploadRateLimit, for: .upload)
         if let problem { logger.warning("\(problem)") }
-        (outbox, outboxInput) = AsyncStream.makeStream(of: TaskPublication.self)
     }
 
     // MARK: Restoring and stopping
@@ -102,7 +101,7 @@ actor TaskService {
             export(task)
         }
         if !records.isEmpty { logger.info("restored \(records.count) task(s)") }
-        await published()
+        await settled()
     }
 
     /// Continues the restored tasks in their saved order. Called once hauld owns the bus name: a second hauld that
@@ -113,7 +112,7 @@ actor TaskService {
             perform(queue.continueRestored(id, now: clock.now))
             if index % Self.batch == Self.batch - 1 { await Task.yield() }
         }
-        await published()
+        await settled()
     }
 
     /// How many tasks one turn of a restore or a `*All` handles before it lets other calls in.
@@ -128,8 +127,8 @@ actor TaskService {
         for task in tasks.values { await task.attempt?.value }
         // A clean stop: no task counts toward the crash-loop guard any more.
         perform(queue.ownerStoppingCleanly())
-        await published()
-        outboxInput.finish()
+        await settled()
+        outbox.finish()
         await records.flush()
         await attempts.shutdown()
     }
@@ -159,7 +158,7 @@ actor TaskService {
             try? apply(command, on: id)
             if index % Self.batch == Self.batch - 1 { await Task.yield() }
         }
-        await published()
+        await settled()
     }
 
     private func add(_ record: TaskRecord, startSuspended: Bool) async throws(DBusError) -> ObjectPath {
@@ -192,7 +191,7 @@ actor TaskService {
         )
         export(task)
         perform(actions)
-        await published()
+        await settled()
         return task.path
     }
 
@@ -214,7 +213,7 @@ actor TaskService {
         tasks[id]?.record.connections = connections
         persist(id)
         publish(id, TaskProperty.values([.connections: .uint32(connections)]))
-        await published()
+        await settled()
     }
 
     /// "between 1 and 16"
@@ -228,7 +227,7 @@ actor TaskService {
 
     func run(_ command: TaskCommand, on id: UInt32) async throws(DBusError) {
         try apply(command, on: id)
-        await published()
+        await settled()
     }
 
     private func apply(_ command: TaskCommand, on id: UInt32) throws(DBusError) {
@@ -258,8 +257,8 @@ actor TaskService {
         records.remove(id: id) { [logger] error in
             logger.warning("cannot remove the record of forgotten task \(id): \(error)")
         }
-        outboxInput.yield(.unexport(task.path))
-        await published()
+        outbox.send(.unexport(task.path))
+        await settled()
     }
 
     // MARK: Actions
@@ -296,7 +295,7 @@ actor TaskService {
                 queueTimer = nil
             case .runningCountChanged(let count):
                 // Only transferring tasks count in the indicator's `ActivityCount`.
-                outboxInput.yield(.runningTasks(UInt32(clamping: count)))
+                outbox.send(.runningTasks(UInt32(clamping: count)))
                 if count > 0 { startTicker() }
             }
         }
@@ -344,7 +343,7 @@ actor TaskService {
                 .string((failure?.message ?? "").busSafe),
             ]
         }
-        outboxInput.yield(.managerSignal(member: signal.rawValue, body: body))
+        outbox.send(.managerSignal(member: signal.rawValue, body: body))
     }
 
     // MARK: Publishing
@@ -352,7 +351,7 @@ actor TaskService {
     private func export(_ task: ManagedTask) {
         var interface = taskInterface
         interface.properties = properties(of: task.record.id) ?? [:]
-        outboxInput.yield(.export(interface, at: task.path))
+        outbox.send(.export(interface, at: task.path))
     }
 
     /// The task interface with its handlers, built once and shared by every task object (ten thousand tasks would
@@ -404,22 +403,18 @@ actor TaskService {
 
     func publish(_ id: UInt32, _ properties: [String: DBusValue]) {
         guard let path = tasks[id]?.path else { return }
-        outboxInput.yield(.taskProperties(properties, at: path))
+        outbox.send(.taskProperties(properties, at: path))
     }
 
     /// Returns once everything queued so far is on the bus, or at once when the outbox has ended (after
     /// `shutdown()`: a system service's last report may come later).
-    func published() async {
-        await withCheckedContinuation { continuation in
-            if case .terminated = outboxInput.yield(.barrier(continuation)) { continuation.resume() }
-        }
+    func settled() async {
+        await outbox.settled()
     }
 
     /// Sends the outbox's publications in order, until `shutdown()` ends it (or the calling task is cancelled).
-    nonisolated func publishing() async {
-        for await publication in outbox {
-            await send(publication)
-        }
+    nonisolated func run() async {
+        await outbox.run { publication, _ in await send(publication) }
     }
 
     private nonisolated func send(_ publication: TaskPublication) async {
@@ -441,8 +436,6 @@ actor TaskService {
                 )
             case .runningTasks(let count):
                 await indicator.setRunningTaskCount(count)
-            case .barrier(let continuation):
-                continuation.resume()
             }
         } catch {
             logger.error("could not publish \(publication): \(error)")
