@@ -1,6 +1,7 @@
 import DBusKit
 import HaulContract
 import HaulDesktop
+import HaulTestSupport
 import Logging
 import Testing
 
@@ -17,10 +18,10 @@ import Testing
     /// A started bridge and its bus, running until the body returns; then stopped.
     static func with(
         _ features: DesktopFeatures, owners: [String: String] = [:],
-        _ body: (DesktopBridge, FakeDesktopBus, VirtualClock) async throws -> Void
+        _ body: (DesktopBridge, FakeDesktopBus, ManualClock) async throws -> Void
     ) async throws {
         let bus = FakeDesktopBus(owners: owners)
-        let clock = VirtualClock()
+        let clock = ManualClock()
         let bridge = DesktopBridge(
             bus: bus, daemon: hauld, features: features, clock: clock, logger: Logger(label: "test")
         )
@@ -110,7 +111,7 @@ import Testing
             clock.advance(by: .milliseconds(999))
             await bridge.settled()
             #expect(bus.recorded.count == 6, "nothing before the second is over: \(bus.recorded)")
-            #expect(clock.sleeperCount == 1)
+            #expect(clock.deadlines.count == 1)
 
             clock.advance(by: .milliseconds(1))
             let later = TrayToolTip(tasks: [Tasks.download(bytes: 60, expected: 100)])
@@ -226,7 +227,7 @@ import Testing
         let bus = FakeDesktopBus(owners: [KDEJobView.serverName: Self.plasma])
         let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: false)
         let bridge = DesktopBridge(
-            bus: bus, daemon: Self.hauld, features: features, clock: VirtualClock(), logger: Logger(label: "test")
+            bus: bus, daemon: Self.hauld, features: features, clock: ManualClock(), logger: Logger(label: "test")
         )
         try await bridge.subscribe()
         let running = Task { await bridge.run() }

@@ -1,4 +1,5 @@
 import HaulService
+import HaulTestSupport
 import Testing
 
 /// In virtual time: when the trim happens, to the nanosecond, and how often.

@@ -1,4 +1,5 @@
 import HaulCore
+import HaulTestSupport
 import HaulTransfer
 import Synchronization
 

@@ -1,14 +1,14 @@
-import HaulService
+package import ServiceKit
 import Synchronization
-import ServiceKit
 
-/// A clock that moves only when a test advances it: the services' timers sleep on it, so back-off, coalescing and
-/// delays are checked in virtual time, to the nanosecond, whatever the machine's load.
+/// The tests' one clock: it moves only when a test advances it. The services' timers sleep on it (the task service's
+/// back-off and progress ticks, the indicator's delays, the desktop bridge's tooltip), so they are checked in virtual
+/// time, to the nanosecond, whatever the machine's load.
 ///
 /// Its instants are `ContinuousClock`'s, from the moment it was made. A sleep whose deadline has come ends at once;
 /// the others end when ``advance(by:)`` reaches them, or with `CancellationError` when their task is cancelled.
-final class ManualClock: ServiceClock {
-    typealias Instant = ContinuousClock.Instant
+package final class ManualClock: ServiceClock {
+    package typealias Instant = ContinuousClock.Instant
 
     private struct Sleeper {
         let deadline: Instant
@@ -45,18 +45,18 @@ final class ManualClock: ServiceClock {
 
     private let state: Mutex<State>
 
-    init() {
+    package init() {
         state = Mutex(State(now: ContinuousClock.now))
     }
 
-    var now: Instant { state.withLock { $0.now } }
+    package var now: Instant { state.withLock { $0.now } }
 
-    var minimumResolution: Duration { .nanoseconds(1) }
+    package var minimumResolution: Duration { .nanoseconds(1) }
 
     /// The deadlines of the sleeps under way, earliest first.
-    var deadlines: [Instant] { state.withLock { $0.deadlines } }
+    package var deadlines: [Instant] { state.withLock { $0.deadlines } }
 
-    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let id = state.withLock { state in
             state.lastID += 1
@@ -87,11 +87,11 @@ final class ManualClock: ServiceClock {
     }
 
     /// Moves time on by `duration`, waking the sleeps whose deadline it reaches, earliest first.
-    func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         advance(to: now.advanced(by: duration))
     }
 
-    func advance(to instant: Instant) {
+    package func advance(to instant: Instant) {
         let (due, watchers): ([Sleeper], [Watcher]) = state.withLock { state in
             state.now = max(state.now, instant)
             let due = state.sleepers.filter { $0.value.deadline <= state.now }
@@ -104,7 +104,7 @@ final class ManualClock: ServiceClock {
 
     /// Returns once the deadlines of the sleeps under way (earliest first) satisfy `condition`: a timer was armed, a
     /// periodic task is asleep again.
-    func waitForSleepers(_ condition: @escaping @Sendable ([Instant]) -> Bool) async {
+    package func waitForSleepers(_ condition: @escaping @Sendable ([Instant]) -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let holds = state.withLock { state in
                 guard condition(state.deadlines) else {
@@ -118,7 +118,7 @@ final class ManualClock: ServiceClock {
     }
 
     /// Returns once exactly `count` sleeps are under way.
-    func waitForSleepers(count: Int) async {
+    package func waitForSleepers(count: Int) async {
         await waitForSleepers { $0.count == count }
     }
 }
