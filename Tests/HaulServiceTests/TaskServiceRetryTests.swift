@@ -2,6 +2,7 @@ import DBusKit
 import HaulContract
 import HaulCore
 import HaulTransfer
+import HaulTestSupport
 import Testing
 @testable import HaulService
 

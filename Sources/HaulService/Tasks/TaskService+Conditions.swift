@@ -1,6 +1,7 @@
 import DBusKit
 import HaulContract
 import HaulCore
+import ServiceKit
 
 /// The machine's conditions, from the system bus (NetworkManager, power-profiles-daemon, logind): fed to the scheduler
 /// and shown on the Manager. Without those services nothing calls these, and the scheduler keeps its defaults: no

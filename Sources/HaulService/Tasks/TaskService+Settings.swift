@@ -3,6 +3,7 @@ import FoundationEssentials
 import HaulContract
 import HaulCore
 import HaulTransfer
+import ServiceKit
 
 /// The read-write properties that are settings: the Manager's (saved in `manager.json`) and a task's own rate limit.
 extension TaskService {
