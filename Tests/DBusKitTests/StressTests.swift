@@ -6,6 +6,10 @@ import Testing
 /// fails the test rather than hanging the run; nothing here asserts on speed beyond that.
 @Suite("Stress: many calls, many signals, calls in both directions", .timeLimit(.minutes(5)))
 struct StressTests {
+    /// The timeout of each call: about deadlocks, not latency. Two thousand calls answered one at a time can take
+    /// longer than libdbus's default 25 s on a loaded machine; `withTimeout` still bounds the whole.
+    static let patient: Duration = .seconds(110)
+
     static let service = InteropTests.service
 
     @Test func thousandsOfConcurrentCallsAreAllAnswered() async throws {
@@ -127,7 +131,8 @@ struct StressTests {
                             // client → server
                             let reply = try await client.call(
                                 destination: server.uniqueName, path: BusFixture.path,
-                                interface: BusFixture.interface, member: "Add", [.int32(a), .int32(1)]
+                                interface: BusFixture.interface, member: "Add", [.int32(a), .int32(1)],
+                                timeout: Self.patient
                             )
                             return reply == [.int32(a + 1)]
                         }
@@ -135,7 +140,8 @@ struct StressTests {
                             // server → client
                             let reply = try await server.call(
                                 destination: client.uniqueName, path: BusFixture.path,
-                                interface: BusFixture.interface, member: "Add", [.int32(a), .int32(2)]
+                                interface: BusFixture.interface, member: "Add", [.int32(a), .int32(2)],
+                                timeout: Self.patient
                             )
                             return reply == [.int32(a + 2)]
                         }
@@ -144,7 +150,8 @@ struct StressTests {
                                 // client → server → client, while the client is busy calling and being called.
                                 let reply = try await client.call(
                                     destination: server.uniqueName, path: RelayObject.path,
-                                    interface: RelayObject.interface, member: "AddThere", [.int32(a), .int32(3)]
+                                    interface: RelayObject.interface, member: "AddThere", [.int32(a), .int32(3)],
+                                    timeout: Self.patient
                                 )
                                 return reply == [.int32(a + 3)]
                             }
@@ -183,7 +190,7 @@ enum RelayObject {
                 "AddThere": { call in
                     try await server.call(
                         destination: target, path: BusFixture.path, interface: BusFixture.interface, member: "Add",
-                        call.arguments
+                        call.arguments, timeout: StressTests.patient
                     )
                 }
             ]

@@ -67,10 +67,12 @@ import Testing
         }
     }
 
+    /// The transfer lasts a minute unless cancelled: on a loaded machine each `haul` takes seconds to start, and the
+    /// task must still be running when `cancel` comes.
     @Test func controlCommandsActOnTasksByNumber() async throws {
         try await TransferFixture.with { f throws in
             let detached = try await haul(
-                f, ["get", f.server.url("/gen/4m?seed=32&throttle=500000"), "-o", f.file("ctl.bin"), "--detach"]
+                f, ["get", f.server.url("/gen/16m?seed=32&throttle=250000"), "-o", f.file("ctl.bin"), "--detach"]
             )
             #expect(detached.status == 0)
             #expect(detached.stdout == HaulBus.taskPath(1).rawValue + "\n")

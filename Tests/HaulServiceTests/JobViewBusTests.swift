@@ -84,7 +84,8 @@ import Testing
     @Test func theViewsFollowTheServerAndEndWhenHauldStops() async throws {
         try await DesktopFixture.with { desktop throws in
             try await desktop.withHauld { f throws in
-                let task = try await f.download("/gen/8m?seed=33&throttle=400000", to: "late.bin")
+                // 80 s unless stopped: still running when the second panel comes, however slow the machine.
+                let task = try await f.download("/gen/32m?seed=33&throttle=400000", to: "late.bin")
                 try await f.wait(task, received: 100_000)
 
                 let first = try await FakeJobViewServer.start(on: desktop.bus)

@@ -102,6 +102,7 @@ public actor DBusObjectServer {
                 throw DBusError.failed("\(interface.description.name) is already exported at \(path)")
             }
         }
+        // `validate()` above has checked that every property of each description has its first value.
         for interface in interfaces {
             let layout = layout(of: interface.description)
             var exported = interface
