@@ -18,6 +18,7 @@ struct BenchResults: Codable, Sendable {
     var control: ControlFigures?
     var indicator: IndicatorFigures?
     var idle: IdleFigures?
+    var abuse: AbuseFigures?
     var targets: [TargetCheck] = []
 }
 
