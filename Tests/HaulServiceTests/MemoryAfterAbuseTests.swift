@@ -8,7 +8,7 @@ import Testing
 /// forgetting of every task it created, hauld's heap comes back to within 5 MB of a fresh hauld's once it has been
 /// quiet for the time it waits before trimming (`HeapTrim`). Before hauld fixed glibc's thresholds and trimmed after
 /// calls, a lean hauld went from 17 to 97 MB and stayed there.
-@Suite(.serialized, .timeLimit(.minutes(6))) struct MemoryAfterAbuseTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct MemoryAfterAbuseTests {
     @Test func memoryComesBackAfterAHostileBarrage() async throws {
         try await DaemonFixture.with(arguments: ["--log-level", "critical"]) { daemon throws in
             let folder = daemon.bus.directory.appendingPathComponent("abuse")
