@@ -32,10 +32,12 @@ run: build
 	@scripts/run-daemon.sh "$$($(SWIFT) build --show-bin-path)/hauld"
 
 # Every test runs on private buses it starts itself; dbus-run-session makes sure that nothing can reach
-# the user's own session bus either. Then the Debian package's test, which is no Swift test: it needs the
-# package, made from the lean release build below.
+# the user's own session bus either. The tests against real desktops and browsers (HostTests) come after the others,
+# one at a time: each starts a whole desktop or browser. Then the Debian package's test, which is no Swift test: it
+# needs the package, made from the lean release build below.
 test: build-tests
-	dbus-run-session -- $(SWIFT) test --skip-build
+	dbus-run-session -- $(SWIFT) test --skip-build --skip '^HostTests\.'
+	dbus-run-session -- $(SWIFT) test --skip-build --filter '^HostTests\.' --no-parallel
 	$(MAKE) test-deb
 
 # hauld beside curl on a loopback nginx and a private bus (Benchmarks/RESULTS.md): the lean release build below,

@@ -42,6 +42,8 @@ let package = Package(
         // The D-Bus contract (dbus/org.haul.Haul1.xml) as Swift: names, members, options, defaults, snapshots.
         .target(name: "HaulContract", dependencies: ["DBusKit"]),
         .target(name: "HaulCore"),
+        // The shape every service shares: the ordered outbox and the injected clock.
+        .target(name: "ServiceKit"),
         .target(
             name: "HaulTransfer",
             dependencies: [
@@ -56,12 +58,12 @@ let package = Package(
         // The desktop bridge (KDE job views, tray icon, notifications): a client of the contract only.
         .target(
             name: "HaulDesktop",
-            dependencies: ["DBusKit", "HaulContract", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["DBusKit", "HaulContract", "ServiceKit", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "HaulService",
             dependencies: [
-                "CGlibcExtras", "DBusKit", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer",
+                "CGlibcExtras", "DBusKit", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer", "ServiceKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -98,17 +100,30 @@ let package = Package(
             path: "Benchmarks/HaulBench"
         ),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "HaulTestSupport"]),
+        // `haul` run as a user would, against hauld on a private bus.
+        .testTarget(name: "HaulCLITests", dependencies: ["DBusKit", "HaulContract", "HaulTestSupport"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
+        // Against the real desktops and browsers (Plasma, GNOME Shell, Chromium, Firefox): `make test` runs these
+        // after every other suite, one at a time.
+        .testTarget(name: "HostTests", dependencies: ["DBusKit", "HaulContract", "HaulTestSupport"]),
         .testTarget(
             name: "HaulDesktopTests",
-            dependencies: ["HaulDesktop", "HaulContract", "DBusKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "HaulDesktop", "HaulContract", "DBusKit", "ServiceKit", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "HaulServiceTests",
             dependencies: [
                 "HaulService", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer", "DBusKit", "HaulTestSupport",
+                "ServiceKit",
             ]
         ),
+        // The transfer client in-process against the test server, without hauld.
+        .testTarget(name: "HaulTransferTests", dependencies: ["HaulTransfer", "HaulCore", "HaulTestSupport"]),
+        // The test HTTP server itself (scripts/test-http-server), checked with curl.
+        .testTarget(name: "TestServerTests", dependencies: ["HaulTestSupport"]),
     ]
 )
 

@@ -63,6 +63,8 @@ bash_completion=$datadir/bash-completion/completions/haul
 zsh_completion=${ZSHCOMPDIR:-$datadir/zsh/site-functions}/_haul
 fish_completion=$datadir/fish/vendor_completions.d/haul.fish
 mandir=$datadir/man/man1
+# The GNOME Shell extension, a folder of its own (integrations/gnome-shell/assemble.sh makes it).
+gnome_extension=$datadir/gnome-shell/extensions/haul@haul.org
 all_files=(
   "$bindir/hauld" "$bindir/haul" "$unit" "$dropin" "$activation" "$interface"
   "$bash_completion" "$zsh_completion" "$fish_completion" "$mandir/haul.1" "$mandir/hauld.1"
@@ -184,6 +186,12 @@ case "$action" in
       rmdir "$DESTDIR$dropindir" 2>/dev/null || true
     fi
 
+    # Replaced as a whole, so that no file of an older version stays behind.
+    rm -rf "${DESTDIR:?}$gnome_extension"
+    "$root/integrations/gnome-shell/assemble.sh" "$DESTDIR$gnome_extension"
+    chmod 755 "$DESTDIR$gnome_extension" "$DESTDIR$gnome_extension/legacy"
+    say "installed $DESTDIR$gnome_extension/"
+
     install_completion bash "complete" "$bash_completion"
     install_completion zsh "#compdef haul" "$zsh_completion"
     install_completion fish "complete -c" "$fish_completion"
@@ -200,6 +208,8 @@ haul: done. The first call to org.haul.Haul1 (haul status, dbus-send …) starts
 haul: activation. To run it from login on, with systemd:
 haul:     systemctl --user daemon-reload && systemctl --user enable --now hauld
 MSG
+      say "on GNOME, turn on the top bar's indicator with: gnome-extensions enable haul@haul.org"
+      say "(GNOME Shell finds a newly installed extension after you log out and in again)"
       case ":${PATH:-}:" in
         *":$bindir:"*) ;;
         *) say "note: $bindir is not on PATH" ;;
@@ -217,6 +227,10 @@ MSG
       fi
     done
     rmdir "$DESTDIR$dropindir" 2>/dev/null || true
+    if [ -d "$DESTDIR$gnome_extension" ]; then
+      rm -rf "${DESTDIR:?}$gnome_extension"
+      say "removed $DESTDIR$gnome_extension/"
+    fi
     ;;
   *)
     die "usage: install-haul.sh install BIN_DIR | uninstall"

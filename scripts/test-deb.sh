@@ -49,6 +49,19 @@ check "the activation file starts /usr/bin/hauld through hauld.service" \
 check "the activation file names hauld.service" \
     grep -qx 'SystemdService=hauld.service' "$root/usr/share/dbus-1/services/org.haul.Haul1.service"
 check "the user unit runs /usr/bin/hauld" grep -qx 'ExecStart=/usr/bin/hauld' "$root/usr/lib/systemd/user/hauld.service"
+# The GNOME Shell extension: both forms (ES modules for GNOME 45 and later, legacy/ for 43 and 44), world-readable.
+extension=usr/share/gnome-shell/extensions/haul@haul.org
+for file in metadata.json extension.js __init__.js model.js legacy/session.js legacy/model.js; do
+    check "ships /$extension/$file" test -s "$root/$extension/$file"
+done
+check "the extension's metadata names haul@haul.org and GNOME Shell 43 to 50" python3 -c '
+import json, sys
+metadata = json.load(open(sys.argv[1]))
+assert metadata["uuid"] == "haul@haul.org", metadata["uuid"]
+assert metadata["shell-version"] == [str(v) for v in range(43, 51)], metadata["shell-version"]' \
+    "$root/$extension/metadata.json"
+check "the extension's files are readable by everyone" \
+    bash -c '[ -z "$(find "$1" \( -type f ! -perm -444 \) -o \( -type d ! -perm -555 \))" ]' _ "$root/$extension"
 check "the interface XML is the repository's" cmp "$here/../dbus/org.haul.Haul1.xml" \
     "$root/usr/share/dbus-1/interfaces/org.haul.Haul1.xml"
 
@@ -111,7 +124,7 @@ cat >"$work/bus/bus.conf" <<CONF
 CONF
 dbus-daemon --config-file="$work/bus/bus.conf" --nofork --print-address=1 >"$work/bus/address" 2>"$work/bus/log" &
 pids+=($!)
-python3 "$here/test-http-server.py" --root "$work/www" --upload-dir "$work/uploads" >"$work/http.out" &
+python3 "$here/test-http-server" --root "$work/www" --upload-dir "$work/uploads" >"$work/http.out" &
 pids+=($!)
 for _ in $(seq 100); do
     [ -s "$work/bus/address" ] && grep -q '^PORT ' "$work/http.out" && break

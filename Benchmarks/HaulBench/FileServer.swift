@@ -28,7 +28,7 @@ struct PythonFileServer: FileServer {
         server = try TestHTTPServer(root: root)
     }
 
-    var name: String { "test-http-server.py" }
+    var name: String { "test-http-server" }
 
     func url(_ file: String, throttled: Bool) -> String {
         server.url("/files/\(file)" + (throttled ? "?throttle=\(throttleRate)" : ""))

@@ -2,6 +2,7 @@ package import DBusKit
 import HaulContract
 package import HaulCore
 package import Logging
+package import ServiceKit
 
 /// Runs the delayed activity manager on the bus: owns the pure state machine, the per-client
 /// holds and the persisted settings, executes the machine's actions (timers, publications) and exports
@@ -22,14 +23,12 @@ package actor ActivityIndicatorService {
     private var timers: [ActivityIndicatorTimer: Task<Void, Never>] = [:]
     private let objects: DBusObjectServer
     private let logger: Logger
-    private let outbox: AsyncStream<Publication>
-    private let outboxInput: AsyncStream<Publication>.Continuation
+    private let outbox = Outbox<Publication>()
 
-    private enum Publication {
-        /// One batch of property changes, and the visibility signal when visibility really changed.
-        case change(properties: [String: DBusValue], visibility: Bool?)
-        /// Resumed once everything queued before it is published.
-        case barrier(CheckedContinuation<Void, Never>)
+    /// One batch of property changes, and the visibility signal when visibility really changed.
+    private struct Publication {
+        let properties: [String: DBusValue]
+        let visibility: Bool?
     }
 
     /// `clock` is hauld's `EventLoopClock` unless a test moves time by hand.
@@ -50,7 +49,6 @@ package actor ActivityIndicatorService {
         self.clock = clock
         self.objects = objects
         self.logger = logger
-        (outbox, outboxInput) = AsyncStream.makeStream(of: Publication.self)
     }
 
     /// The interface to export at `/org/haul/Haul1/Manager`, with the current values.
@@ -86,32 +84,30 @@ package actor ActivityIndicatorService {
 
     /// Publishes until cancelled.
     package func run() async {
-        for await publication in outbox {
-            guard case .change(let properties, let visibility) = publication else {
-                if case .barrier(let continuation) = publication { continuation.resume() }
-                continue
-            }
-            do {
-                try await objects.updateProperties(
-                    properties, interface: HaulBus.indicatorInterface, at: HaulBus.managerPath
-                )
-                if let visible = visibility {
-                    try await objects.emitSignal(
-                        path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-                        member: IndicatorSignal.visibilityChanged.rawValue,
-                        [.boolean(visible)]
-                    )
-                }
-            } catch {
-                logger.error("could not publish the indicator state: \(error)")
-            }
-        }
+        await outbox.run { publication, _ in await publish(publication) }
         timers.values.forEach { $0.cancel() }
     }
 
-    /// Returns once every change queued so far is on the bus.
+    private func publish(_ publication: Publication) async {
+        do {
+            try await objects.updateProperties(
+                publication.properties, interface: HaulBus.indicatorInterface, at: HaulBus.managerPath
+            )
+            if let visible = publication.visibility {
+                try await objects.emitSignal(
+                    path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+                    member: IndicatorSignal.visibilityChanged.rawValue,
+                    [.boolean(visible)]
+                )
+            }
+        } catch {
+            logger.error("could not publish the indicator state: \(error)")
+        }
+    }
+
+    /// Returns once every change queued so far is on the bus (at once when `run()` has ended).
     private func published() async {
-        await withCheckedContinuation { outboxInput.yield(.barrier($0)) }
+        await outbox.settled()
     }
 
     // MARK: Activity
@@ -215,7 +211,7 @@ package actor ActivityIndicatorService {
                 visibility = visible
             }
         }
-        if !properties.isEmpty { outboxInput.yield(.change(properties: properties.byName, visibility: visibility)) }
+        if !properties.isEmpty { outbox.send(Publication(properties: properties.byName, visibility: visibility)) }
     }
 
     private func timerFired(_ kind: ActivityIndicatorTimer, generation: UInt64) {

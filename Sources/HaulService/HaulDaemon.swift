@@ -178,7 +178,7 @@ package struct HaulDaemon: Service {
 
     /// The desktop bridge on a connection of its own (it is hauld's client), subscribed to hauld's connection
     /// `daemon`. Without one, hauld goes on: panels are a convenience.
-    private func desktopBridge(following daemon: String) async -> DesktopBridge<EventLoopClock>? {
+    private func desktopBridge(following daemon: String) async -> DesktopBridge? {
         let features = configuration.desktop
         guard !features.isEmpty else { return nil }
         do {

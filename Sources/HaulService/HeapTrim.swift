@@ -1,4 +1,5 @@
 import CGlibcExtras
+package import ServiceKit
 
 /// Gives back to the system what hauld freed after a load, once, when the load is over: a single wake-up of an idle
 /// hauld, never a timer that repeats. glibc keeps freed memory in its arenas (one per thread that allocated); only

@@ -10,16 +10,16 @@ enum ManagerService {
             HaulInterfaces.manager,
             methods: ManagerMethod.handlers([
                 .download: { call in
-                    try await download(call.arguments, options: [:], tasks: tasks)
+                    try await download(call, options: [:], tasks: tasks)
                 },
                 .downloadWithOptions: { call in
-                    try await download(call.arguments, options: try vardict(call.arguments[2]), tasks: tasks)
+                    try await download(call, options: try vardict(call.arguments[2]), tasks: tasks)
                 },
                 .upload: { call in
-                    try await upload(call.arguments, options: [:], tasks: tasks)
+                    try await upload(call, options: [:], tasks: tasks)
                 },
                 .uploadWithOptions: { call in
-                    try await upload(call.arguments, options: try vardict(call.arguments[2]), tasks: tasks)
+                    try await upload(call, options: try vardict(call.arguments[2]), tasks: tasks)
                 },
                 .listTasks: { _ in [.objectPaths(await tasks.list())] },
                 .suspendAll: { _ in await tasks.forEachTask(.suspend); return [] },
@@ -53,27 +53,35 @@ enum ManagerService {
         ]
     }
 
-    private static func download(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)
+    private static func download(_ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService)
         async throws -> [DBusValue]
     {
-        let (url, path) = try endpoints(arguments)
-        let decoded = try TransferOptionsDecoder.download(options)
-        return [.objectPath(try await tasks.download(url: url, destination: path, options: decoded))]
+        let arguments = call.arguments
+        let (url, destination) = try request { () throws(TransferRequestError) in
+            (
+                try TransferURL(arguments[0].stringValue ?? ""),
+                try DownloadDestination(arguments[1].stringValue ?? "", downloadsFolder: UserDownloadsFolder.resolve)
+            )
+        }
+        var decoded = try TransferOptionsDecoder.download(options)
+        decoded.application = await CallerIdentity.application(
+            of: call.sender, claimed: decoded.claimedApplication, bus: tasks.objects.connection
+        )
+        return [.objectPath(try await tasks.download(url: url, destination: destination, options: decoded))]
     }
 
-    private static func upload(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)
+    private static func upload(_ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService)
         async throws -> [DBusValue]
     {
-        let (url, path) = try endpoints(arguments)
-        let decoded = try TransferOptionsDecoder.upload(options)
-        return [.objectPath(try await tasks.upload(url: url, source: path, options: decoded))]
-    }
-
-    /// The URL and local path every transfer method starts with.
-    private static func endpoints(_ arguments: [DBusValue]) throws(DBusError) -> (TransferURL, LocalPath) {
-        try request { () throws(TransferRequestError) in
+        let arguments = call.arguments
+        let (url, path) = try request { () throws(TransferRequestError) in
             (try TransferURL(arguments[0].stringValue ?? ""), try LocalPath(arguments[1].stringValue ?? ""))
         }
+        var decoded = try TransferOptionsDecoder.upload(options)
+        decoded.application = await CallerIdentity.application(
+            of: call.sender, claimed: nil, bus: tasks.objects.connection
+        )
+        return [.objectPath(try await tasks.upload(url: url, source: path, options: decoded))]
     }
 
     private static func vardict(_ value: DBusValue) throws(DBusError) -> [String: DBusValue] {

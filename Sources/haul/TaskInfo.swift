@@ -17,6 +17,9 @@ struct TaskInfo {
     var state: String { snapshot.state?.rawValue ?? "" }
     var url: String { snapshot.url }
     var file: String { snapshot.path }
+    var application: String { snapshot.application }
+    /// ` (firefox)`: who asked, when hauld knows.
+    private var byApplication: String { application.isEmpty ? "" : " (\(application))" }
     var errorName: String { snapshot.errorName }
     var errorMessage: String { snapshot.errorMessage }
     var rate: UInt64 { snapshot.rate }
@@ -56,14 +59,15 @@ struct TaskInfo {
 
     var json: [String: Any] {
         [
-            "id": id, "kind": kind, "state": state, "waiting_for": snapshot.waitingFor, "url": url, "path": file, "bytes": done,
+            "id": id, "kind": kind, "state": state, "waiting_for": snapshot.waitingFor, "url": url, "path": file,
+            "application": application, "bytes": done,
             "expected_bytes": expected, "progress": fraction, "rate": rate, "error_name": errorName,
             "error_message": errorMessage, "http_status": snapshot.httpStatus, "resumable": snapshot.isResumable,
             "outcome": outcome?.rawValue ?? "",
         ]
     }
 
-    /// `  1 running    42%   8.4 MiB/20.0 MiB  4.0 MiB/s  https://… → /home/…`
+    /// `  1 running    42%   8.4 MiB/20.0 MiB  4.0 MiB/s  https://… → /home/… (firefox)`
     var row: String {
         let progress = expected > 0 ? String(format: "%3.0f%%", fraction * 100) : "  ? "
         let size = "\(Bytes.format(done))/\(expected >= 0 ? Bytes.format(UInt64(expected)) : "?")"
@@ -72,7 +76,7 @@ struct TaskInfo {
         let failure = outcome == .failed ? "  (\(errorName.split(separator: ".").last ?? ""): \(shortMessage))" : ""
         // Padded here: swift-corelibs-foundation ignores the width of `%@`.
         let columns = [pad(shownState, 10), progress, " " + pad(size, -19), " " + pad(speed, -11), " " + arrow]
-        return String(format: "%4u  ", id) + columns.joined(separator: " ") + failure
+        return String(format: "%4u  ", id) + columns.joined(separator: " ") + byApplication + failure
     }
 
     /// `text` padded with spaces to `width` characters: after it, or before it for a negative width.
@@ -115,7 +119,7 @@ struct TaskInfo {
         let percent = expected > 0 ? String(format: " %3.0f%%", fraction * 100) : ""
         let size = " \(Bytes.format(done))" + (expected >= 0 ? "/\(Bytes.format(UInt64(expected)))" : "")
         let speed = isRunning ? " \(Bytes.format(rate))/s" : " \(shownState)"
-        return "\(bar)\(percent)\(size)\(speed)\(eta)  #\(id) \(name)"
+        return "\(bar)\(percent)\(size)\(speed)\(eta)  #\(id) \(name)\(byApplication)"
     }
 }
 

@@ -17,7 +17,7 @@ import Testing
     /// A started bridge and its bus, running until the body returns; then stopped.
     static func with(
         _ features: DesktopFeatures, owners: [String: String] = [:],
-        _ body: (DesktopBridge<VirtualClock>, FakeDesktopBus, VirtualClock) async throws -> Void
+        _ body: (DesktopBridge, FakeDesktopBus, VirtualClock) async throws -> Void
     ) async throws {
         let bus = FakeDesktopBus(owners: owners)
         let clock = VirtualClock()
@@ -108,7 +108,7 @@ import Testing
             let progress = TaskProperty.values([.bytesReceived: .uint64(60), .downloadProgress: .double(0.6)])
             await bridge.receive(.taskChanged(Self.task, progress))
             clock.advance(by: .milliseconds(999))
-            await bridge.carriedOut()
+            await bridge.settled()
             #expect(bus.recorded.count == 6, "nothing before the second is over: \(bus.recorded)")
             #expect(clock.sleeperCount == 1)
 
@@ -143,7 +143,7 @@ import Testing
                     .updated(path: StatusNotifierItem.path, changes: ["Status": .string("Active")]),
                     .signal(path: StatusNotifierItem.path, member: "NewStatus", body: [.string("Active")]),
                 ])
-            await bridge.carriedOut()
+            await bridge.settled()
             #expect(bus.recorded.count == 9, "no update before the view: \(bus.recorded)")
 
             bus.answer("requestView", with: .success([.objectPath(Self.view)]))
@@ -209,7 +209,7 @@ import Testing
                 await Self.next(1, of: bus) == [
                     .called(destination: TransferNotification.busName, member: "GetCapabilities", body: [])
                 ])
-            await bridge.carriedOut()
+            await bridge.settled()
             #expect(bus.recorded.count == 1, "the notification waits")
             bus.answer("GetCapabilities", with: .success([.strings(["body", "body-markup"])]))
             let notify = await Self.next(1, of: bus)

@@ -260,11 +260,11 @@ import Testing
         }
     }
 
-    /// Without `xdg-open` (none is installed here, and `PATH` holds no fake), the click is logged and nothing else.
+    /// Without `xdg-open` (`PATH` is an empty folder: the browsers' packages install xdg-utils), the click is logged
+    /// and nothing else.
     @Test func withoutXdgOpenTheClickIsLogged() async throws {
-        let path = ["/usr/bin", "/bin"].filter { !FileManager.default.fileExists(atPath: "\($0)/xdg-open") }
-        try #require(path.count == 2, "xdg-open is installed here")
-        try await Self.withMenu(environment: ["PATH": path.joined(separator: ":")]) { menu in
+        let empty = try ArtefactFolder("no-xdg-open")
+        try await Self.withMenu(environment: ["PATH": empty.url.path]) { menu in
             try await menu.click(.openDownloads)
             try await menu.click(.openDownloads)
             // The bridge goes on answering meanwhile.

@@ -163,7 +163,8 @@ import Testing
                 (.download, [url, .string("relative")], Self.invalidArgument),
                 (.download, [url, .string(values.folder + "/nonexistent/d")], HaulErrorName.notFound.fullName),
                 (.download, [url, .string("/proc/self/status")], HaulErrorName.fileExists.fullName),
-                (.download, [url, .string(values.folder)], Self.invalidArgument),
+                (.download, [url, .string(values.folder + "/nonexistent/")], HaulErrorName.notFound.fullName),
+                (.download, [url, .string(values.uploadFile + "/")], Self.invalidArgument),
                 (.upload, [url, .string("/dev/zero")], Self.invalidArgument),
                 (.upload, [url, .string("/nonexistent-haul-file")], HaulErrorName.notFound.fullName),
             ]

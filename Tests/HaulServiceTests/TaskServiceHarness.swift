@@ -111,7 +111,7 @@ final class TaskServiceHarness: Sendable {
     ) async throws -> (ObjectPath, UInt32) {
         let path = try await tasks.download(
             url: try TransferURL("http://\(host):1/\(name)"),
-            destination: try LocalPath(downloads.appendingPathComponent(name).path), options: options
+            destination: .file(try LocalPath(downloads.appendingPathComponent(name).path)), options: options
         )
         return (path, try #require(UInt32(path.rawValue.split(separator: "/").last ?? "")))
     }

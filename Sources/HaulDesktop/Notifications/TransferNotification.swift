@@ -21,10 +21,13 @@ package struct TransferNotification: Sendable, Equatable {
     package var icon: String
     /// The spec's standard category: `transfer.complete` or `transfer.error`.
     package var category: String
+    /// `app_name`: the application the task came from, else Haul.
+    package var applicationName: String
 
     package init?(before: TaskSnapshot, after: TaskSnapshot) {
         guard before.isUnfinished, after.isCompleted, after.failure != .cancelled else { return nil }
         let noun = after.isDownload ? "Download" : "Upload"
+        applicationName = KDEJobView.shownName(for: after)
         if after.errorName.isEmpty {
             summary = "\(noun) complete"
             body = after.fileName
@@ -43,7 +46,7 @@ package struct TransferNotification: Sendable, Equatable {
     /// to it escaped, and to any other server as it is.
     package func arguments(bodyMarkup: Bool) -> [DBusValue] {
         [
-            .string(KDEJobView.applicationName), .uint32(0), .string(icon), .string(summary),
+            .string(applicationName), .uint32(0), .string(icon), .string(summary),
             .string(bodyMarkup ? Markup.escaped(body) : body),
             .strings([]), .vardict(["category": .string(category), "urgency": .byte(1)]), .int32(-1),
         ]

@@ -30,13 +30,19 @@ package enum DownloadsFolder {
         searchPath.split(separator: ":").lazy.map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
     }
 
-    /// Finds the folder and hands it to `xdg-open`, logging what goes wrong.
-    package static func open(logger: Logger) {
+    /// The user's download folder, from `$XDG_CONFIG_HOME/user-dirs.dirs` and `$HOME` (hauld's `""` destination too).
+    package static func current() -> String {
         let environment = ProcessEnvironment()
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.home + "/.config"
         let userDirs = (try? Data(contentsOf: URL(filePath: configHome + "/user-dirs.dirs")))
             .map { String(decoding: $0, as: UTF8.self) }
-        let folder = path(userDirs: userDirs, home: environment.home)
+        return path(userDirs: userDirs, home: environment.home)
+    }
+
+    /// Finds the folder and hands it to `xdg-open`, logging what goes wrong.
+    package static func open(logger: Logger) {
+        let environment = ProcessEnvironment()
+        let folder = current()
         guard let xdgOpen = executable("xdg-open", in: environment["PATH"] ?? "/usr/bin:/bin") else {
             logger.warning("cannot open \(folder): xdg-open is not installed (xdg-utils)")
             return

@@ -25,7 +25,8 @@ struct ManagedTask {
         path = HaulBus.taskPath(record.id)
     }
 
-    var partialPath: String { DownloadCompletion.partialPath(for: record.path) }
+    /// The download's partial file; none ("", which names no file) before a download into a folder is named.
+    var partialPath: String { record.awaitsName ? "" : DownloadCompletion.partialPath(for: record.path) }
 
     /// Copies what the record keeps of the lifecycle from the machine; returns whether that changed anything.
     @discardableResult
@@ -76,6 +77,7 @@ struct ManagedTask {
             .waitingFor: .string(WaitingForName.value(waitingFor)),
             .priority: .string(TaskPriorityName(record.priority).rawValue),
             .allowMetered: .boolean(record.allowMetered),
+            .application: .string(record.application.busSafe),
         ]
         return properties.byName
     }

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import HaulCore
 import HaulTransfer
@@ -9,9 +10,13 @@ extension TaskService {
     func startAttempt(_ id: UInt32) {
         guard !isShuttingDown, let task = tasks[id] else { return }
         let record = task.record
-        let reports = AttemptReports(progress: task.probe, plans: PlanBox()) { [self] head in
-            await self.headReceived(id, head)
-        }
+        let reports = AttemptReports(
+            progress: task.probe, plans: PlanBox(),
+            name: { [self] contentDisposition, finalURL in
+                await self.nameFile(id, contentDisposition: contentDisposition, finalURL: finalURL)
+            },
+            head: { [self] head in await self.headReceived(id, head) }
+        )
         tasks[id]?.plans = reports.plans
         tasks[id]?.meter = ProgressMeter()
         // The service outlives its attempts (shutdown waits for them), so they hold it strongly.

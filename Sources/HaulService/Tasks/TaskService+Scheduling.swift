@@ -2,6 +2,7 @@ import DBusKit
 import FoundationEssentials
 import HaulContract
 import HaulCore
+import ServiceKit
 
 /// The scheduler beside the lifecycle machines: a task's machine says when it wants an attempt (and keeps its retry
 /// budget), `TransferScheduler` says when one may run. An attempt starts only on the scheduler's `startAttempt`; a

@@ -6,6 +6,7 @@ import HaulContract
 import HaulCore
 import HaulTransfer
 import Logging
+package import ServiceKit
 
 /// Runs transfers on the bus: one `org.haul.Haul1.Task` object per task, each driven by its pure
 /// lifecycle machine; the actions it returns (start or stop an attempt, arm a retry, persist, publish, signal)
@@ -151,15 +152,10 @@ actor TaskService {
 
     // MARK: Manager requests
 
-    func download(url: TransferURL, destination: LocalPath, options: DownloadOptions) async throws(DBusError)
-        -> ObjectPath
+    func download(url: TransferURL, destination: DownloadDestination, options: DownloadOptions)
+        async throws(DBusError) -> ObjectPath
     {
-        try HaulErrorName.mapping { () throws(TransferFailure) in
-            try LocalFileChecks.destination(destination, overwrite: options.overwrite)
-        }
-        if tasks.values.contains(where: { $0.record.path == destination.path && $0.record.state != .completed }) {
-            throw HaulErrorName.fileExists.error("another task is already downloading to \(destination.path)")
-        }
+        try checkDestination(destination, overwrite: options.overwrite)
         var options = options
         options.connections = options.connections ?? settings.defaultConnections
         let record = TaskRecord(id: nextID, download: url, to: destination, options: options, createdAt: Date())

@@ -19,6 +19,30 @@ import Testing
         }
     }
 
+    /// Without `-o`, as `curl -OJ`: into the current folder, under the name hauld chooses from the server's
+    /// `Content-Disposition`; with `-o DIR/`, into DIR.
+    @Test func getWithoutOutputSavesHereUnderTheServersName() async throws {
+        try await TransferFixture.with { f throws in
+            let url = f.server.url(
+                TestHTTPServer.generatedPath(
+                    size: 3000, seed: 19, contentDisposition: Array("attachment; filename=\"from server.bin\"".utf8)
+                )
+            )
+            let here = try await Command.run(
+                "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" get \"$2\"", f.folder.path, Command.built("haul"), url],
+                environment: f.daemon.bus.environment
+            )
+            #expect(here.status == 0, "\(here.stderr)")
+            #expect(here.stdout.contains("from server.bin"), "\(here.stdout)")
+            #expect(FileManager.default.fileExists(atPath: f.file("from server.bin")))
+            let sub = f.folder.appendingPathComponent("sub")
+            try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: false)
+            let into = try await haul(f, ["get", url, "-o", sub.path + "/"])
+            #expect(into.status == 0, "\(into.stderr)")
+            #expect(FileManager.default.fileExists(atPath: sub.appendingPathComponent("from server.bin").path))
+        }
+    }
+
     @Test func getSplitsAcrossConnectionsWithX() async throws {
         try await TransferFixture.with { f throws in
             let query = "/gen/4m?seed=33"

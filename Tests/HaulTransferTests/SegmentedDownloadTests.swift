@@ -68,7 +68,8 @@ import Testing
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let partial = folder.appendingPathComponent("resumed.partial")
-        let query = "/gen/16m?seed=82&throttle=2000000"
+        // 500 kB/s a connection: 4 MiB after about 2 s, the whole after 8, so the stop comes mid-way even under load.
+        let query = "/gen/16m?seed=82&throttle=500000"
         let heard = Heard()
         let first = Task { try await Self.download(server, query, to: partial, connections: 4, heard: heard) }
         try await waitUntil("4 MiB written", timeout: .seconds(30)) {
@@ -81,7 +82,7 @@ import Testing
         let sentBefore = try await server.stats().bytesSent(query)
 
         let outcome = try await Self.download(
-            server, query.replacingOccurrences(of: "&throttle=2000000", with: ""), to: partial, connections: 4,
+            server, query.replacingOccurrences(of: "&throttle=500000", with: ""), to: partial, connections: 4,
             plan: plan, validator: ResumeValidator(etag: "\"gen-16777216-82\"")
         )
         #expect(outcome.bytesOnDisk == UInt64(16 * Self.mib))

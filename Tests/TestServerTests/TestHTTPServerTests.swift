@@ -2,7 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// The HTTP test server itself (`scripts/test-http-server.py` through `TestHTTPServer`), checked with curl.
+/// The HTTP test server itself (`scripts/test-http-server` through `TestHTTPServer`), checked with curl.
 @Suite(.timeLimit(.minutes(3))) struct TestHTTPServerTests {
     /// What one curl run got.
     struct Fetched {

@@ -1,19 +1,26 @@
-import DBusKit
-import Foundation
-import HaulContract
-import HaulTestSupport
+package import DBusKit
+package import Foundation
+package import HaulContract
 
 /// hauld running on its own private bus, with a client connection.
-struct DaemonFixture {
-    let bus: PrivateBus
-    let hauld: HauldProcess
-    let client: DBusConnection
+package struct DaemonFixture {
+    package let bus: PrivateBus
+    package let hauld: HauldProcess
+    package let client: DBusConnection
 
-    static let name = HaulBus.name
-    static let manager = HaulBus.managerPath
-    static let indicator = HaulBus.indicatorInterface
+    package static let name = HaulBus.name
+    package static let manager = HaulBus.managerPath
+    package static let indicator = HaulBus.indicatorInterface
 
-    static func with(
+    /// A fixture around a hauld the caller started (``with(stateDirectory:arguments:launcher:environment:_:)`` starts
+    /// its own).
+    package init(bus: PrivateBus, hauld: HauldProcess, client: DBusConnection) {
+        self.bus = bus
+        self.hauld = hauld
+        self.client = client
+    }
+
+    package static func with(
         stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
         environment: [String: String] = [:], _ body: (DaemonFixture) async throws -> Void
     ) async throws {
@@ -29,7 +36,7 @@ struct DaemonFixture {
         _ = await hauld.stop()
     }
 
-    func indicatorProperty(_ property: IndicatorProperty, on connection: DBusConnection? = nil) async throws
+    package func indicatorProperty(_ property: IndicatorProperty, on connection: DBusConnection? = nil) async throws
         -> DBusValue
     {
         try await (connection ?? client).property(
@@ -37,13 +44,13 @@ struct DaemonFixture {
         )
     }
 
-    func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
+    package func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
         try await client.setProperty(
             destination: Self.name, path: Self.manager, interface: Self.indicator, name: property.name, value: value
         )
     }
 
-    func callIndicator(_ method: IndicatorMethod, on connection: DBusConnection? = nil) async throws {
+    package func callIndicator(_ method: IndicatorMethod, on connection: DBusConnection? = nil) async throws {
         _ = try await (connection ?? client).call(
             destination: Self.name, path: Self.manager, interface: Self.indicator, member: method.rawValue
         )

@@ -56,11 +56,13 @@ import Testing
             let rows = try await haul(f, ["ls"]).stdout.split(separator: "\n")
             try #require(rows.count == 4, "\(rows)")
             #expect(rows[0].hasPrefix("   1  completed "), "\(rows[0])")
-            #expect(!rows[0].contains("("), "a success has no error to show: \(rows[0])")
+            // The row ends with who asked (this test's process), and nothing after it.
+            let asker = try await f.property(succeeded, .application).stringValue ?? "?"
+            #expect(rows[0].hasSuffix("ok.bin (\(asker))"), "a success has no error to show: \(rows[0])")
             #expect(rows[1].hasPrefix("   2  failed "), "\(rows[1])")
             #expect(rows[1].hasSuffix("(HTTP: \(try await f.property(failed, .errorMessage).stringValue ?? "?"))"))
             #expect(rows[2].hasPrefix("   3  cancelled "), "\(rows[2])")
-            #expect(!rows[2].contains("("), "cancelled says it all: \(rows[2])")
+            #expect(rows[2].hasSuffix("c.bin (\(asker))"), "cancelled says it all: \(rows[2])")
             #expect(rows[3].hasPrefix("   4  running "), "\(rows[3])")
             // The progress column lines up whatever the state's length.
             #expect(rows[0].dropFirst(17).prefix(4) == "100%" && rows[1].dropFirst(17).prefix(4) == "  ? ", "\(rows)")

@@ -1,22 +1,27 @@
-import DBusKit
-import Foundation
-import HaulContract
-import HaulTestSupport
-import Testing
+package import DBusKit
+package import Foundation
+package import HaulContract
 
 /// hauld on a private bus plus the test HTTP server, with helpers to start and follow transfers.
-struct TransferFixture {
-    let daemon: DaemonFixture
-    let server: TestHTTPServer
+package struct TransferFixture {
+    package let daemon: DaemonFixture
+    package let server: TestHTTPServer
     /// A fresh folder for downloads.
-    let folder: URL
+    package let folder: URL
 
-    static let manager = HaulBus.managerInterface
-    static let task = HaulBus.taskInterface
+    package static let manager = HaulBus.managerInterface
+    package static let task = HaulBus.taskInterface
+
+    /// A fixture around a hauld and a server the caller started.
+    package init(daemon: DaemonFixture, server: TestHTTPServer, folder: URL) {
+        self.daemon = daemon
+        self.server = server
+        self.folder = folder
+    }
 
     /// hauld gives up on a silent response after `readTimeout` seconds (short, for stall tests); `launcher` and
     /// `environment` as for ``HauldProcess``.
-    static func with(
+    package static func with(
         readTimeout: Double = 30, stateDirectory: URL? = nil, launcher: [String] = [],
         environment: [String: String] = [:], _ body: (TransferFixture) async throws -> Void
     ) async throws {
@@ -32,40 +37,43 @@ struct TransferFixture {
         }
     }
 
-    var client: DBusConnection { daemon.client }
+    package var client: DBusConnection { daemon.client }
 
-    func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
+    package func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
-    func download(_ pathAndQuery: String, to name: String, options: [DownloadOption: DBusValue] = [:]) async throws
-        -> ObjectPath
-    {
+    package func download(
+        _ pathAndQuery: String, to name: String, options: [DownloadOption: DBusValue] = [:]
+    ) async throws -> ObjectPath {
         let reply = try await managerCall(
             .downloadWithOptions, [.string(server.url(pathAndQuery)), .string(file(name)), .vardict(options.byName)]
         )
-        return try #require(reply.first?.objectPathValue)
+        guard let path = reply.first?.objectPathValue else {
+            throw TestSupportError("\(ManagerMethod.downloadWithOptions.rawValue) answered \(reply)")
+        }
+        return path
     }
 
-    func managerCall(_ method: ManagerMethod, _ body: [DBusValue] = []) async throws -> [DBusValue] {
+    package func managerCall(_ method: ManagerMethod, _ body: [DBusValue] = []) async throws -> [DBusValue] {
         try await client.call(
             destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
             member: method.rawValue, body
         )
     }
 
-    func taskCall(_ path: ObjectPath, _ method: TaskMethod) async throws {
+    package func taskCall(_ path: ObjectPath, _ method: TaskMethod) async throws {
         _ = try await client.call(
             destination: DaemonFixture.name, path: path, interface: Self.task, member: method.rawValue
         )
     }
 
-    func property(_ path: ObjectPath, _ property: TaskProperty) async throws -> DBusValue {
+    package func property(_ path: ObjectPath, _ property: TaskProperty) async throws -> DBusValue {
         try await client.property(
             destination: DaemonFixture.name, path: path, interface: Self.task, name: property.name
         )
     }
 
     /// Waits until the task reaches `state` (generous: retries take seconds).
-    func wait(_ path: ObjectPath, until state: TaskStateName, timeout: Duration = .seconds(30)) async throws {
+    package func wait(_ path: ObjectPath, until state: TaskStateName, timeout: Duration = .seconds(30)) async throws {
         // A task that does not exist yet (a CLI still creating it) is simply not there yet.
         try await waitUntil(
             "\(path) to reach \(state.rawValue)", timeout: timeout,
@@ -76,17 +84,17 @@ struct TransferFixture {
     }
 
     /// Waits until the task has at least `bytes` on disk.
-    func wait(_ path: ObjectPath, received bytes: UInt64) async throws {
+    package func wait(_ path: ObjectPath, received bytes: UInt64) async throws {
         try await waitUntil("\(path) to receive \(bytes) bytes", timeout: .seconds(30)) {
             ((try? await property(path, .bytesReceived))?.uint64Value ?? 0) >= bytes
         }
     }
 
-    func errorName(_ path: ObjectPath) async throws -> String {
+    package func errorName(_ path: ObjectPath) async throws -> String {
         try await property(path, .errorName).stringValue ?? "?"
     }
 
-    func sha256(of name: String) async throws -> String {
+    package func sha256(of name: String) async throws -> String {
         try await TestHTTPServer.sha256(ofFile: folder.appendingPathComponent(name))
     }
 }
