@@ -256,6 +256,7 @@ actor TaskService {
             throw HaulErrorName.taskNotCompleted.error("task \(id) is \(state); cancel it first")
         }
         tasks[id] = nil
+        tasks.shrinkIfSparse()
         records.remove(id: id) { [logger] error in
             logger.warning("cannot remove the record of forgotten task \(id): \(error)")
         }
