@@ -14,7 +14,7 @@ extension Bench {
         }
         let connectionsClosed = loadEnded.duration(to: .now)
         // hauld trims its heap once more a minute after the last transfer that may have left a connection in the pool
-        // (PooledConnectionTrim), even when the server closed that connection sooner: its one wake-up after a load
+        // (HeapTrim), even when the server closed that connection sooner: its one wake-up after a load
         // comes before the idle time too.
         try await Task.sleep(until: loadEnded.advanced(by: .seconds(61)), clock: .continuous)
         // Whatever else the load left behind (a last progress tick, record saves) settles too.

@@ -3,14 +3,16 @@ import Foundation
 import HaulContract
 import HaulTestSupport
 
-/// Rate limits on the wire: one task at its own limit, then four sharing the Manager's `DownloadRateLimit`; and
-/// hauld's CPU per GiB at a limit against the same download unlimited.
+/// Rate limits on the wire and what they cost, beside `curl --limit-rate` doing the same in the same run: one task at
+/// its own limit, a segmented download at the same limit, and four tasks sharing the Manager's `DownloadRateLimit`;
+/// and hauld's CPU per GiB unlimited.
 extension Bench {
-    /// One task's `rate-limit`.
+    /// One task's `rate-limit`, and the segmented download's.
     static let taskLimit = 5 << 20
     /// The Manager's `DownloadRateLimit`, shared by `sharingTasks`.
     static let globalLimit = 4 << 20
     static let sharingTasks = 4
+    static let segmentedConnections: UInt32 = 4
     /// The steady part of a limited run, in seconds from the `Download` calls: the first seconds hold the limiter's
     /// initial bucket, TCP's ramp and the kernel's receive buffer filling before back-pressure reaches the server.
     static let steadyFrom = 5.0
@@ -22,22 +24,27 @@ extension Bench {
         let url = server.url(Workspace.rateLimitedFile, throttled: false)
         guard let port = URL(string: url)?.port else { throw TestSupportError("no port in \(url)") }
         let bytes = Workspace.rateLimitedSize
-        let perGiB = Double(1 << 30) / Double(bytes)
 
-        var unlimited: [DownloadCost] = []
+        var unlimited: [LimitCost] = []
         for round in 0..<settings.rounds {
             let (cost, _) = try await downloadToTheEnd(url, name: "unlimited-\(round).bin", limit: nil, port: port)
             unlimited.append(cost)
         }
         // One task at its own limit, to the end (the file lasts 30 s at the limit), so that its CPU counts the same
-        // work as the unlimited rounds: open, preallocate, receive, sync, rename.
-        let (limited, record) = try await downloadToTheEnd(
+        // work as the unlimited rounds and as curl's: open, preallocate, receive, sync, rename.
+        let curlSingle = try await curlLimited([url], name: "limited", limit: Self.taskLimit, seconds: nil)
+        let (single, singleWire) = try await downloadToTheEnd(
             url, name: "limited.bin", limit: Self.taskLimit, port: port
         )
-        guard let single = record else { throw TestSupportError("the limited run recorded no wire") }
+        let (segmented, segmentedWire) = try await downloadToTheEnd(
+            url, name: "segmented.bin", limit: Self.taskLimit, connections: Self.segmentedConnections, port: port
+        )
+        guard let singleWire, let segmentedWire else { throw TestSupportError("a limited run recorded no wire") }
 
-        // Four tasks under the global limit, stopped once the steady part is recorded.
+        // Four tasks under the global limit, stopped once the steady part is recorded; curl, each of its four
+        // transfers at a quarter of the limit, for as long.
         try await client.setManager(.downloadRateLimit, .uint64(UInt64(Self.globalLimit)))
+        let before = try ProcessSample(pid: pid)
         let sharedStart = ContinuousClock.now
         let tasks = try await withThrowingTaskGroup(of: ObjectPath.self) { group in
             for index in 0..<Self.sharingTasks {
@@ -49,38 +56,42 @@ extension Bench {
             }
             return try await group.reduce(into: [ObjectPath]()) { $0.append($1) }
         }
-        let shared = try await WireCounter(port: port, start: sharedStart).record(until: Self.steadyTo)
+        let sharedWire = try await WireCounter(port: port, start: sharedStart).record(until: Self.steadyTo)
+        let after = try ProcessSample(pid: pid)
         try await client.managerCall(.cancelAll)
         // A task that finished before the cancel (a limit not held) ends without error.
         _ = try await client.completions(of: tasks, allowing: [nil, .cancelled])
         try await client.forget(tasks)
         try await client.setManager(.downloadRateLimit, .uint64(0))
         try workspace.clearDownloads()
+        let shared = LimitCost(
+            bytes: sharedWire.totalBytes, cpuSeconds: after.cpuTime(since: before).seconds,
+            wakeups: after.wakeups(since: before)
+        )
+        // Four URLs of the same file (nginx ignores the query), so that curl runs four transfers.
+        let curlShared = try await curlLimited(
+            (0..<Self.sharingTasks).map { "\(url)?transfer=\($0)" }, name: "shared",
+            limit: Self.globalLimit / Self.sharingTasks, seconds: Int(Self.steadyTo)
+        )
 
         return RateLimitFigures(
-            single: LimitedRunFigures(record: single, limit: Self.taskLimit, tasks: 1),
-            shared: LimitedRunFigures(record: shared, limit: Self.globalLimit, tasks: Self.sharingTasks),
-            bytes: bytes,
-            unlimitedCPUSecondsPerGiB: unlimited.map { $0.cpuSeconds * perGiB },
-            limitedCPUSecondsPerGiB: limited.cpuSeconds * perGiB,
-            unlimitedWakeupsPerGiB: unlimited.map { Double($0.wakeups) * perGiB },
-            limitedWakeupsPerGiB: Double(limited.wakeups) * perGiB
+            single: LimitedRunFigures(record: singleWire, limit: Self.taskLimit, tasks: 1),
+            segmented: LimitedRunFigures(record: segmentedWire, limit: Self.taskLimit, tasks: 1),
+            shared: LimitedRunFigures(record: sharedWire, limit: Self.globalLimit, tasks: Self.sharingTasks),
+            bytes: bytes, segmentedConnections: Int(Self.segmentedConnections),
+            singleCost: CostBesideCurl(hauld: single, curl: curlSingle),
+            segmentedCost: CostBesideCurl(hauld: segmented, curl: curlSingle),
+            sharedCost: CostBesideCurl(hauld: shared, curl: curlShared),
+            unlimitedCPUSecondsPerGiB: unlimited.map(\.cpuSecondsPerGiB),
+            unlimitedWakeupsPerGiB: unlimited.map(\.wakeupsPerGiB)
         )
     }
 
-    /// What one download cost hauld, from the `Download` call to its completion.
-    private struct DownloadCost {
-        let cpuSeconds: Double
-        /// Context switches of hauld's threads.
-        let wakeups: Int
-    }
-
-    /// hauld's cost of one download over one connection and, when it is limited, the wire until the end of the
-    /// steady part.
+    /// hauld's cost of one download to the end and, when it is limited, the wire until the end of the steady part.
     private func downloadToTheEnd(
-        _ url: String, name: String, limit: Int?, port: Int
-    ) async throws -> (DownloadCost, WireRecord?) {
-        var options: [DownloadOption: DBusValue] = [.connections: .uint32(1)]
+        _ url: String, name: String, limit: Int?, connections: UInt32 = 1, port: Int
+    ) async throws -> (LimitCost, WireRecord?) {
+        var options: [DownloadOption: DBusValue] = [.connections: .uint32(connections)]
         if let limit { options[.rateLimit] = .uint64(UInt64(limit)) }
         let before = try ProcessSample(pid: pid)
         let start = ContinuousClock.now
@@ -91,9 +102,51 @@ extension Bench {
         let after = try ProcessSample(pid: pid)
         try await client.forget([task])
         try workspace.clearDownloads()
-        let cost = DownloadCost(cpuSeconds: after.cpuTime(since: before).seconds, wakeups: after.wakeups(since: before))
+        let cost = LimitCost(
+            bytes: Workspace.rateLimitedSize, cpuSeconds: after.cpuTime(since: before).seconds,
+            wakeups: after.wakeups(since: before)
+        )
         return (cost, record)
     }
+
+    /// curl's cost of `urls` at once (`--parallel`), each transfer at `limit`, to the end or for `seconds`.
+    private func curlLimited(_ urls: [String], name: String, limit: Int, seconds: Int?) async throws -> LimitCost {
+        var arguments = ["-s", "-S", "--fail", "--noproxy", "*", "--limit-rate", String(limit)]
+        if urls.count > 1 { arguments += ["--parallel", "--parallel-max", String(urls.count)] }
+        if let seconds { arguments += ["--max-time", String(seconds)] }
+        let paths = urls.indices.map { workspace.curlFile("\(name)-\($0).bin") }
+        for (url, path) in zip(urls, paths) { arguments += ["-o", path, url] }
+        let result = try await Command.run("curl", arguments)
+        // 28: the time given ran out, as it should.
+        guard result.status == 0 || (seconds != nil && result.status == 28) else {
+            throw TestSupportError("curl failed (\(result.status)): \(result.stderr)")
+        }
+        // A transfer that had not begun when the time ran out left no file.
+        let bytes = paths.reduce(0) { total, path in
+            total + (((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0)
+        }
+        try workspace.clearDownloads()
+        return LimitCost(bytes: bytes, cpuSeconds: result.usage.cpuTime.seconds, wakeups: result.usage.contextSwitches)
+    }
+}
+
+/// What moving some bytes cost a program: its CPU time and wake-ups (context switches of its threads).
+struct LimitCost: Codable, Sendable {
+    var bytes: Int
+    var cpuSeconds: Double
+    var wakeups: Int
+
+    var cpuSecondsPerGiB: Double { cpuSeconds * Double(1 << 30) / Double(max(bytes, 1)) }
+    var wakeupsPerGiB: Double { Double(wakeups) * Double(1 << 30) / Double(max(bytes, 1)) }
+}
+
+/// hauld's cost of a limited download beside curl's at the same limit.
+struct CostBesideCurl: Codable, Sendable {
+    var hauld: LimitCost
+    var curl: LimitCost
+
+    var cpuRatio: Double { hauld.cpuSecondsPerGiB / max(curl.cpuSecondsPerGiB, 1e-9) }
+    var wakeupRatio: Double { hauld.wakeupsPerGiB / max(curl.wakeupsPerGiB, 1e-9) }
 }
 
 /// One limited run's rates on the wire over its steady part, in bytes per second.
@@ -106,7 +159,7 @@ struct LimitedRunFigures: Codable, Sendable {
     var rate: Double
     /// The 10 s window within the steady part furthest from the limit.
     var worstWindowRate: Double
-    /// Each connection over the steady part (one per task).
+    /// Each connection over the steady part (one per task, but for a segmented download).
     var connectionRates: [Double]
     /// Every sample's total bytes of the connections listed so far (idle pooled ones too), for plotting: seconds
     /// since the `Download` calls, bytes.
@@ -136,16 +189,82 @@ struct LimitedRunFigures: Codable, Sendable {
 
 struct RateLimitFigures: Codable, Sendable {
     var single: LimitedRunFigures
+    var segmented: LimitedRunFigures
     var shared: LimitedRunFigures
-    /// The size of the file both CPU figures download.
+    /// The size of the file the single, segmented and unlimited downloads fetch to the end.
     var bytes: Int
-    /// hauld's user + system CPU per GiB, each unlimited round.
+    var segmentedConnections: Int
+    /// hauld's CPU and wake-ups per GiB beside curl's at the same limit (the segmented download beside curl's one
+    /// connection).
+    var singleCost: CostBesideCurl
+    var segmentedCost: CostBesideCurl
+    var sharedCost: CostBesideCurl
+    /// hauld's user + system CPU per GiB, and wake-ups per GiB, each unlimited round.
     var unlimitedCPUSecondsPerGiB: [Double]
-    /// The same for the one task at its limit.
-    var limitedCPUSecondsPerGiB: Double
-    /// hauld's wake-ups (context switches of its threads) per GiB, each unlimited round, and at the limit.
     var unlimitedWakeupsPerGiB: [Double]
-    var limitedWakeupsPerGiB: Double
 
-    var cpuRatio: Double { limitedCPUSecondsPerGiB / max(Statistics.median(unlimitedCPUSecondsPerGiB), 1e-9) }
+    /// The 5 MiB/s download's CPU per GiB over the unlimited one's.
+    var cpuRatio: Double {
+        singleCost.hauld.cpuSecondsPerGiB / max(Statistics.median(unlimitedCPUSecondsPerGiB), 1e-9)
+    }
+}
+
+extension WireRecord {
+    /// Every connection's bytes at the last sample.
+    var totalBytes: Int { samples.last?.bytes.values.reduce(0, +) ?? 0 }
+}
+
+extension Targets {
+    /// Issue #13's (accuracy, fair shares, CPU against unlimited) and issue #21's (CPU and wake-ups beside curl's).
+    static func rateLimitChecks(_ limits: RateLimitFigures) -> [TargetCheck] {
+        var checks: [TargetCheck] = []
+        func add(_ target: String, _ measured: String, _ met: Bool) {
+            checks.append(TargetCheck(target: target, measured: measured, met: met))
+        }
+        let tolerance = 0.05
+        for (run, label) in [
+            (limits.single, "1 task"), (limits.segmented, "1 task over \(limits.segmentedConnections) connections"),
+            (limits.shared, "\(limits.shared.tasks) tasks"),
+        ] {
+            let within = [run.rate, run.worstWindowRate].allSatisfy { abs(run.deviation($0)) <= tolerance }
+            add(
+                "rate limit \(ReportTable.size(run.limit))/s, \(label): within ±5 % over every 10 s window (5–25 s)",
+                "\(ReportTable.rate(run.rate, of: run)) over 20 s, worst 10 s "
+                    + ReportTable.rate(run.worstWindowRate, of: run),
+                within
+            )
+        }
+        let shares = limits.shared.shareDeviations
+        add(
+            "\(limits.shared.tasks) tasks sharing \(ReportTable.size(limits.shared.limit))/s: each within ±5 % of "
+                + "an equal share (5–25 s)",
+            "\(shares.count) connections, "
+                + String(format: "%+.1f %% to %+.1f %%", (shares.min() ?? 0) * 100, (shares.max() ?? 0) * 100),
+            shares.count == limits.shared.tasks && shares.allSatisfy { abs($0) <= tolerance }
+        )
+        add(
+            "CPU per GiB at \(ReportTable.size(limits.single.limit))/s ≤ 1.5× unlimited",
+            "\(format(limits.cpuRatio))× (\(format(limits.singleCost.hauld.cpuSecondsPerGiB)) s against "
+                + "\(format(Statistics.median(limits.unlimitedCPUSecondsPerGiB))) s)",
+            limits.cpuRatio <= 1.5
+        )
+        for (cost, label) in [
+            (limits.singleCost, "\(ReportTable.size(limits.single.limit))/s, 1 task"),
+            (limits.segmentedCost, "\(ReportTable.size(limits.single.limit))/s, \(limits.segmentedConnections) connections"),
+            (limits.sharedCost, "\(ReportTable.size(limits.shared.limit))/s shared by \(limits.shared.tasks)"),
+        ] {
+            add(
+                "CPU per GiB at \(label) ≤ 1.5× curl --limit-rate's",
+                "\(format(cost.cpuRatio))× (\(format(cost.hauld.cpuSecondsPerGiB)) s against "
+                    + "\(format(cost.curl.cpuSecondsPerGiB)) s)",
+                cost.cpuRatio <= 1.5
+            )
+            add(
+                "wake-ups per GiB at \(label) ≤ 5× curl --limit-rate's",
+                "\(format(cost.wakeupRatio))× (\(Int(cost.hauld.wakeupsPerGiB)) against \(Int(cost.curl.wakeupsPerGiB)))",
+                cost.wakeupRatio <= 5
+            )
+        }
+        return checks
+    }
 }

@@ -22,6 +22,8 @@ struct Bench: Sendable {
     let server: any FileServer
     let hauld: HauldProcess
     let client: HauldClient
+    /// hauld's bus, for a client of its own.
+    let busAddress: String
 
     var pid: pid_t { hauld.pid }
 

@@ -54,8 +54,8 @@ struct HaulBench: AsyncParsableCommand {
     @Option(
         parsing: .upToNextOption,
         help: """
-            Phases to run (default: all): indicator, single, concurrent, segmented, ratelimit, control, idle, \
-            scale. \
+            Phases to run (default: all): abuse, indicator, single, concurrent, segmented, ratelimit, control, \
+            idle, scale. \
             For profiling one.
             """
     )
@@ -63,7 +63,7 @@ struct HaulBench: AsyncParsableCommand {
 
     enum ServerKind: String, ExpressibleByArgument { case nginx, python }
     enum Phase: String, CaseIterable, ExpressibleByArgument {
-        case indicator, single, concurrent, segmented, ratelimit, control, idle, scale
+        case abuse, indicator, single, concurrent, segmented, ratelimit, control, idle, scale
     }
 
     func validate() throws {
@@ -93,13 +93,20 @@ struct HaulBench: AsyncParsableCommand {
         defer { bus.stop() }
         let hauld = try await HauldProcess(bus: bus, arguments: ["--log-level", "warning"])
         let client = try await HauldClient.connect(address: bus.address)
-        let bench = Bench(settings: settings, workspace: workspace, server: fileServer, hauld: hauld, client: client)
+        let bench = Bench(
+            settings: settings, workspace: workspace, server: fileServer, hauld: hauld, client: client,
+            busAddress: bus.address
+        )
 
         var results = BenchResults(date: Self.today(), machine: .current(), server: fileServer.name)
         log("hauld runs as pid \(hauld.pid)")
         do {
             try await Task.sleep(for: .seconds(1))
             results.hauldFresh = MemoryFigures(try ProcessSample(pid: hauld.pid))
+            if phases.contains(.abuse) {
+                log("hostile barrage, then \(Int(Bench.abuseQuietSeconds)) s without calls")
+                results.abuse = try await bench.abuse()
+            }
             if phases.contains(.indicator) {
                 log("indicator timing (\(indicatorRepetitions) activations)")
                 results.indicator = try await bench.indicatorAccuracy()

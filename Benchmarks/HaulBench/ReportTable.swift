@@ -79,6 +79,9 @@ enum ReportTable {
         if let fresh = results.hauldFresh {
             rows.append(Row(figure: "Fresh hauld, RSS / anonymous / PSS", hauld: memory(fresh)))
         }
+        if let abuse = results.abuse {
+            rows += abuseLines(abuse).map { Row(figure: $0.0, hauld: $0.1) }
+        }
         if let idle = results.idle {
             rows += [
                 Row(
@@ -171,39 +174,54 @@ enum ReportTable {
         ]
     }
 
-    /// The rates on the wire over the steady part, beside the limit, and the CPU per GiB at a limit and without.
+    /// The rates on the wire over the steady part, beside the limit; CPU and wake-ups per GiB beside curl's at the
+    /// same limit, and hauld's CPU per GiB unlimited.
     private static func rateLimitRows(_ limits: RateLimitFigures) -> [Row] {
-        let (single, shared) = (limits.single, limits.shared)
+        let (single, segmented, shared) = (limits.single, limits.segmented, limits.shared)
         let steady = String(format: "%.0f–%.0f s", single.fromSeconds, single.toSeconds)
-        let unlimited = Statistics.median(limits.unlimitedCPUSecondsPerGiB)
-        return [
-            Row(
-                figure: "Rate limit \(size(single.limit))/s, 1 task, \(steady) on the wire (worst 10 s)",
-                hauld: "\(rate(single.rate, of: single)) (\(rate(single.worstWindowRate, of: single)))"
-            ),
-            Row(
-                figure: "Rate limit \(size(shared.limit))/s shared by \(shared.tasks), total (worst 10 s)",
-                hauld: "\(rate(shared.rate, of: shared)) (\(rate(shared.worstWindowRate, of: shared)))"
-            ),
+        let connections = "\(limits.segmentedConnections) connections"
+        func wire(_ label: String, _ run: LimitedRunFigures) -> Row {
+            Row(figure: label, hauld: "\(rate(run.rate, of: run)) (\(rate(run.worstWindowRate, of: run)))")
+        }
+        func cost(_ label: String, _ cost: CostBesideCurl) -> [Row] {
+            [
+                Row(
+                    figure: "\(label): CPU per GiB, curl --limit-rate", hauld: seconds(cost.hauld.cpuSecondsPerGiB),
+                    curl: seconds(cost.curl.cpuSecondsPerGiB), ratio: ratio(cost.cpuRatio)
+                ),
+                Row(
+                    figure: "  wake-ups (context switches) per GiB", hauld: String(format: "%.0f", cost.hauld.wakeupsPerGiB),
+                    curl: String(format: "%.0f", cost.curl.wakeupsPerGiB), ratio: ratio(cost.wakeupRatio)
+                ),
+            ]
+        }
+        var rows = [
+            wire("Rate limit \(size(single.limit))/s, 1 task, \(steady) on the wire (worst 10 s)", single),
+            wire("Rate limit \(size(segmented.limit))/s, 1 task over \(connections) (worst 10 s)", segmented),
+            wire("Rate limit \(size(shared.limit))/s shared by \(shared.tasks), total (worst 10 s)", shared),
             Row(
                 figure: "  each task, against an equal share",
                 hauld: shared.connectionRates.map { String(format: "%.3f", $0 / Double(1 << 20)) }
                     .joined(separator: " / ") + " MiB/s"
             ),
+        ]
+        rows += cost("\(size(single.limit))/s, 1 task", limits.singleCost)
+        rows += cost("\(size(single.limit))/s, \(connections) (curl: 1)", limits.segmentedCost)
+        rows += cost("\(size(shared.limit))/s shared by \(shared.tasks) (curl --parallel)", limits.sharedCost)
+        rows += [
             Row(
-                figure: "CPU per GiB at \(size(single.limit))/s / unlimited (median of "
-                    + "\(limits.unlimitedCPUSecondsPerGiB.count))",
+                figure: "Unlimited, 1 task: CPU / wake-ups per GiB (median of \(limits.unlimitedCPUSecondsPerGiB.count))",
                 hauld: String(
-                    format: "%.2f s / %.2f s = %.2f×", limits.limitedCPUSecondsPerGiB, unlimited, limits.cpuRatio
+                    format: "%.2f s / %.0f", Statistics.median(limits.unlimitedCPUSecondsPerGiB),
+                    Statistics.median(limits.unlimitedWakeupsPerGiB)
                 )
             ),
             Row(
-                figure: "  wake-ups per GiB at \(size(single.limit))/s / unlimited",
-                hauld: String(
-                    format: "%.0f / %.0f", limits.limitedWakeupsPerGiB, Statistics.median(limits.unlimitedWakeupsPerGiB)
-                )
+                figure: "  CPU per GiB at \(size(single.limit))/s / unlimited",
+                hauld: String(format: "%.2f×", limits.cpuRatio)
             ),
         ]
+        return rows
     }
 
     /// `5.012 MiB/s, +0.2 %`.

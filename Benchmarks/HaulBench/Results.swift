@@ -19,6 +19,7 @@ struct BenchResults: Codable, Sendable {
     var indicator: IndicatorFigures?
     var idle: IdleFigures?
     var scale: ScaleFigures?
+    var abuse: AbuseFigures?
     var targets: [TargetCheck] = []
 }
 

@@ -53,31 +53,7 @@ enum Targets {
             )
         }
         if let limits = results.rateLimits {
-            let tolerance = 0.05
-            for run in [limits.single, limits.shared] {
-                let within = [run.rate, run.worstWindowRate].allSatisfy { abs(run.deviation($0)) <= tolerance }
-                add(
-                    "rate limit \(ReportTable.size(run.limit))/s, \(run.tasks) task\(run.tasks == 1 ? "" : "s"): "
-                        + "within ±5 % over every 10 s window (5–25 s)",
-                    "\(ReportTable.rate(run.rate, of: run)) over 20 s, worst 10 s "
-                        + ReportTable.rate(run.worstWindowRate, of: run),
-                    within
-                )
-            }
-            let shares = limits.shared.shareDeviations
-            add(
-                "\(limits.shared.tasks) tasks sharing \(ReportTable.size(limits.shared.limit))/s: each within ±5 % of "
-                    + "an equal share (5–25 s)",
-                "\(shares.count) connections, "
-                    + String(format: "%+.1f %% to %+.1f %%", (shares.min() ?? 0) * 100, (shares.max() ?? 0) * 100),
-                shares.count == limits.shared.tasks && shares.allSatisfy { abs($0) <= tolerance }
-            )
-            add(
-                "CPU per GiB at \(ReportTable.size(limits.single.limit))/s ≤ 1.5× unlimited",
-                "\(format(limits.cpuRatio))× (\(format(limits.limitedCPUSecondsPerGiB)) s against "
-                    + "\(format(Statistics.median(limits.unlimitedCPUSecondsPerGiB))) s)",
-                limits.cpuRatio <= 1.5
-            )
+            checks += rateLimitChecks(limits)
         }
         // An idle hauld weighs at most 20 MB, fresh and after the load (issue #14).
         func addIdleMemory(_ target: String, _ memory: MemoryFigures) {
@@ -87,6 +63,9 @@ enum Targets {
                     + "\(megabytes(memory.proportionalBytes)))",
                 memory.residentBytes <= 20_000_000
             )
+        }
+        if let abuse = results.abuse {
+            checks += abuseChecks(abuse)
         }
         if let fresh = results.hauldFresh {
             addIdleMemory("idle RSS ≤ 20 MB, fresh", fresh)

@@ -87,8 +87,10 @@ package struct HaulDaemon: Service {
         clientConfiguration.trust = configuration.trust
         for line in configuration.proxies.summary { logger.info("\(line)") }
         logger.info("https trusts \(configuration.trust)")
-        // What async-http-client frees a minute after the load, when it closes its pooled connections.
-        let trim = PooledConnectionTrim()
+        // What async-http-client frees a minute after the load, when it closes its pooled connections, and what calls
+        // left behind once they stop.
+        let trim = HeapTrim()
+        let calls = try await connection.messages(matching: [.methodCalls])
         let rates = RateGate()
         let attempts = TransferAttempts(client: TransferClient(configuration: clientConfiguration), rates: rates) {
             await trim.connectionReleased()
@@ -127,6 +129,7 @@ package struct HaulDaemon: Service {
             logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
             await tasks.continueRestored()
 
+            group.addTask { for await _ in calls { await trim.callReceived() } }
             group.addTask { await indicator.run() }
             if let bridge { group.addTask { await bridge.run() } }
             let system = await followSystem(tasks: tasks, in: &group)

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Where a running attempt leaves its byte counts. Written from the HTTP client's event loop on every chunk,
-/// read by the task service ten times a second: a hop to the service's actor per chunk would cost more than the
-/// transfer.
+/// read by the task service at most ten times a second: a hop to the service's actor per chunk would cost more than
+/// the transfer.
 package final class ProgressProbe: Sendable {
     package struct Reading: Equatable, Sendable {
         package var bytes: UInt64 = 0

@@ -3,25 +3,39 @@ package import NIOCore
 import Synchronization
 
 /// The bandwidth limits as the connections see them: one ``RateLimiter`` per direction, shared by every connection
-/// of every task, asked before each read of a response (downloads) and before each chunk of a request body is read
-/// from disk (uploads).
+/// of every task, asked by a ``RateMeter`` when its connection has read what it was granted (downloads) or before a
+/// chunk of a request body is read from disk (uploads).
 ///
 /// A connection over its share does not read until the limiter's deadline: async-http-client then stops reading
-/// the socket, and the kernel's TCP window slows the sender down. Nothing sleeps and nothing is buffered.
+/// the socket, and the kernel's TCP window slows the sender down. Nothing sleeps and nothing is buffered. The
+/// connections waiting on one direction's limiter are woken by one timer (``RateWakeUps``), and a transfer no limit
+/// applies to never takes the gate's lock on its way (``RateMeter``).
 package final class RateGate: Sendable {
     package enum Direction: Sendable {
         case download, upload
     }
 
     package typealias Limiter = RateLimiter<ContinuousClock.Instant>
+    typealias WakeUps = RateWakeUps<ContinuousClock.Instant, EventLoopPromise<Void>>
 
-    private struct Limiters {
-        var download: Limiter
-        var upload: Limiter
+    /// One direction's limiter, the connections waiting for its deadlines and the timer that wakes them.
+    private struct Side {
+        var limiter: Limiter
+        var wakeUps = WakeUps()
+        var timer: Scheduled<Void>?
 
-        /// Runs `body` on the limiter of `direction` in place: a get-and-set subscript would copy the limiter, and with
-        /// it every task's state, on each body part.
-        mutating func update<Result>(_ direction: Direction, _ body: (inout Limiter) -> Result) -> Result {
+        init(now: ContinuousClock.Instant) {
+            limiter = Limiter(now: now)
+        }
+    }
+
+    private struct Sides {
+        var download: Side
+        var upload: Side
+
+        /// Runs `body` on the side of `direction` in place: a get-and-set subscript would copy the limiter, and with
+        /// it every task's state, on each grant.
+        mutating func update<Result>(_ direction: Direction, _ body: (inout Side) -> Result) -> Result {
             switch direction {
             case .download: body(&download)
             case .upload: body(&upload)
@@ -29,82 +43,206 @@ package final class RateGate: Sendable {
         }
     }
 
-    private let limiters: Mutex<Limiters>
+    private let sides: Mutex<Sides>
+    /// Counts the changes of a limit in each direction: a meter told that no limit applies keeps that answer, without
+    /// asking (and without the lock), until the count moves.
+    private let downloadChanges = Atomic<UInt64>(0)
+    private let uploadChanges = Atomic<UInt64>(0)
 
     package init() {
         let now = ContinuousClock.now
-        limiters = Mutex(Limiters(download: Limiter(now: now), upload: Limiter(now: now)))
+        sides = Mutex(Sides(download: Side(now: now), upload: Side(now: now)))
     }
 
     /// The limit for all tasks of `direction` together, in bytes per second (0: none).
     package func setGlobalLimit(_ bytesPerSecond: UInt64, for direction: Direction) {
-        limiters.withLock { $0.update(direction) { $0.setGlobalLimit(bytesPerSecond, now: .now) } }
+        sides.withLock {
+            $0.update(direction) { $0.limiter.setGlobalLimit(bytesPerSecond, now: .now) }
+            countChange(direction)
+        }
     }
 
     /// The task's own limit, in bytes per second (0: none); the global one still applies.
     package func setLimit(_ bytesPerSecond: UInt64, of task: UInt32, direction: Direction) {
-        limiters.withLock { $0.update(direction) { $0.setLimit(bytesPerSecond, of: task, now: .now) } }
+        sides.withLock {
+            $0.update(direction) { side in
+                // A task added without a limit changes nobody's answer: the meters told "no limit" keep it.
+                let unchanged = (side.limiter.limit(of: task) ?? 0) == bytesPerSecond
+                side.limiter.setLimit(bytesPerSecond, of: task, now: .now)
+                if !unchanged { countChange(direction) }
+            }
+        }
     }
 
     /// The task stopped transferring: what it held of a global limit goes back to the others.
     package func remove(_ task: UInt32) {
-        limiters.withLock {
-            $0.download.remove(task, now: .now)
-            $0.upload.remove(task, now: .now)
+        sides.withLock {
+            $0.download.limiter.remove(task, now: .now)
+            $0.upload.limiter.remove(task, now: .now)
         }
     }
 
-    /// What one connection of `task` asks and reports.
+    /// What the connections of one attempt of `task` ask and report.
     package func meter(for task: UInt32, direction: Direction) -> RateMeter {
         RateMeter(gate: self, task: task, direction: direction)
     }
 
-    fileprivate func permit(_ task: UInt32, _ direction: Direction) -> Limiter.Permit {
-        limiters.withLock { $0.update(direction) { $0.permit(for: task, now: .now) } }
+    /// How many times a limit of `direction` changed.
+    func changeCount(_ direction: Direction) -> UInt64 {
+        switch direction {
+        case .download: downloadChanges.load(ordering: .acquiring)
+        case .upload: uploadChanges.load(ordering: .acquiring)
+        }
     }
 
-    fileprivate func consumed(_ bytes: Int, _ task: UInt32, _ direction: Direction) {
-        limiters.withLock { $0.update(direction) { $0.consumed(bytes, by: task, now: .now) } }
+    private func countChange(_ direction: Direction) {
+        switch direction {
+        case .download: downloadChanges.add(1, ordering: .releasing)
+        case .upload: uploadChanges.add(1, ordering: .releasing)
+        }
+    }
+
+    /// The answer to a meter that has spent its grants.
+    enum Grant {
+        /// No limit applies, as of the given change count.
+        case unlimited(changeCount: UInt64)
+        /// The meter holds `bytes` again.
+        case read(bytes: Int)
+        /// Ask again once this succeeds.
+        case wait(EventLoopFuture<Void>)
+    }
+
+    /// Settles what `meter` owes (bytes it transferred beyond its grants) and takes its next grant, which the meter
+    /// holds from then on; or registers it with the direction's timer, on `loop`.
+    func grant(_ meter: RateMeter, on loop: any EventLoop) -> Grant {
+        sides.withLock { sides in
+            sides.update(meter.direction) { side in
+                let now = ContinuousClock.now
+                let changeCount = changeCount(meter.direction)
+                let held = meter.held
+                // Another connection of the attempt took a grant meanwhile.
+                if held > 0 { return .read(bytes: held) }
+                if held < 0 {
+                    side.limiter.consumed(-held, by: meter.task, now: now)
+                    meter.settle(-held)
+                }
+                switch side.limiter.permit(for: meter.task, now: now) {
+                case .unlimited:
+                    return .unlimited(changeCount: changeCount)
+                case .read(let maxBytes):
+                    // Reported as taken: no other connection of the task can be granted the same bytes.
+                    side.limiter.consumed(maxBytes, by: meter.task, now: now)
+                    meter.settle(maxBytes)
+                    return .read(bytes: meter.held)
+                case .wait(let deadline):
+                    let promise = loop.makePromise(of: Void.self)
+                    if let instant = side.wakeUps.add(promise, until: deadline) {
+                        side.timer?.cancel()
+                        side.timer = schedule(meter.direction, at: instant, on: loop)
+                    }
+                    return .wait(promise.futureResult)
+                }
+            }
+        }
+    }
+
+    /// The direction's timer, to fire at `instant` on `loop`.
+    private func schedule(_ direction: Direction, at instant: ContinuousClock.Instant, on loop: any EventLoop)
+        -> Scheduled<Void>
+    {
+        loop.scheduleTask(in: TimeAmount(ContinuousClock.now.duration(to: instant))) { [self] in
+            fire(direction, on: loop)
+        }
+    }
+
+    /// Wakes the connections whose deadline has come, and arms the timer for the next one.
+    private func fire(_ direction: Direction, on loop: any EventLoop) {
+        let due = sides.withLock { sides in
+            sides.update(direction) { side in
+                let (due, next) = side.wakeUps.fire(now: .now)
+                side.timer = next.map { schedule(direction, at: $0, on: loop) }
+                return due
+            }
+        }
+        for promise in due { promise.succeed() }
     }
 }
 
-/// One connection's view of the ``RateGate``: it reports what it transferred and asks when it may go on.
-package struct RateMeter: Sendable {
+/// What the connections of one attempt ask of the ``RateGate`` and report to it.
+///
+/// The meter holds the bytes its grants allow and spends them as its connections transfer, with one atomic
+/// subtraction each, asking the gate (and taking its lock) only when they are spent: a few times a second under a
+/// limit. A meter told that no limit applies asks again only when a limit changes: an unlimited transfer's body path
+/// reads two atomics and takes no lock.
+package final class RateMeter: Sendable {
     let gate: RateGate
     let task: UInt32
     let direction: RateGate.Direction
+    /// Bytes of the grants taken and not yet transferred; below zero, bytes transferred beyond them, still to report.
+    private let balance = Atomic<Int>(0)
+    /// The gate's change count when it said that no limit applies; `.max` while it has not.
+    private let unlimitedAsOf = Atomic<UInt64>(.max)
+    /// Set when the attempt ended: a connection still waiting asks nothing more (its task is no longer the gate's).
+    private let isClosed = Atomic<Bool>(false)
+
+    init(gate: RateGate, task: UInt32, direction: RateGate.Direction) {
+        self.gate = gate
+        self.task = task
+        self.direction = direction
+    }
+
+    /// What the meter holds, as the gate reads it under its lock.
+    var held: Int { balance.load(ordering: .relaxed) }
+
+    /// The gate added `bytes` to what the meter holds.
+    func settle(_ bytes: Int) {
+        balance.add(bytes, ordering: .relaxed)
+    }
+
+    private var isUnlimited: Bool {
+        unlimitedAsOf.load(ordering: .relaxed) == gate.changeCount(direction)
+    }
 
     /// `bytes` went over the wire (or into the request body).
     func consumed(_ bytes: Int) {
-        gate.consumed(bytes, task, direction)
+        guard !isUnlimited else { return }
+        balance.subtract(bytes, ordering: .relaxed)
+    }
+
+    /// The attempt ended: nothing it still waits for asks the gate again.
+    package func close() {
+        isClosed.store(true, ordering: .relaxed)
     }
 
     /// Succeeds once the connection may read again: what a response's next body part waits for. Without a wait it is
-    /// the loop's completed future, so an unlimited transfer allocates nothing per body part.
+    /// the loop's completed future, so a transfer allocates nothing per body part.
     func ready(on loop: any EventLoop) -> EventLoopFuture<Void> {
-        switch gate.permit(task, direction) {
-        case .unlimited, .read: loop.makeSucceededVoidFuture()
-        case .wait(let deadline): after(deadline, on: loop) { ready(on: loop) }
-        }
+        if isUnlimited || held > 0 { return loop.makeSucceededVoidFuture() }
+        return take(on: loop).map { _ in }
     }
 
     /// Succeeds once the connection may transfer again, with how many bytes it may take (nil: no limit applies).
     /// Until then it does not read, so the waiting happens in the TCP window, not in a buffer.
     func allowance(on loop: any EventLoop) -> EventLoopFuture<Int?> {
-        switch gate.permit(task, direction) {
-        case .unlimited: loop.makeSucceededFuture(nil)
-        case .read(let maxBytes): loop.makeSucceededFuture(maxBytes)
-        case .wait(let deadline): after(deadline, on: loop) { allowance(on: loop) }
-        }
+        if isUnlimited { return loop.makeSucceededFuture(nil) }
+        let bytes = held
+        if bytes > 0 { return loop.makeSucceededFuture(bytes) }
+        return take(on: loop)
     }
 
-    /// Asks `again` once `deadline` has come; the limiter never asks for more than a second (`RateLimiter.maximumWait`).
-    private func after<Value: Sendable>(
-        _ deadline: ContinuousClock.Instant, on loop: any EventLoop,
-        again: @escaping @Sendable () -> EventLoopFuture<Value>
-    ) -> EventLoopFuture<Value> {
-        let delay = TimeAmount(ContinuousClock.now.duration(to: deadline))
-        return loop.scheduleTask(in: delay) {}.futureResult.flatMap { again() }
+    /// The next grant, once the limiter allows it; the limiter never asks for a wait of more than a second
+    /// (`RateLimiter.maximumWait`).
+    private func take(on loop: any EventLoop) -> EventLoopFuture<Int?> {
+        if isClosed.load(ordering: .relaxed) { return loop.makeSucceededFuture(nil) }
+        switch gate.grant(self, on: loop) {
+        case .unlimited(let changeCount):
+            unlimitedAsOf.store(changeCount, ordering: .relaxed)
+            return loop.makeSucceededFuture(nil)
+        case .read(let bytes):
+            return loop.makeSucceededFuture(bytes)
+        case .wait(let woken):
+            return woken.flatMap { self.take(on: loop) }
+        }
     }
 }
 

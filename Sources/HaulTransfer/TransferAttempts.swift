@@ -27,6 +27,8 @@ package struct TransferAttempts: AttemptRunner {
         // What it held of a shared limit goes back to the others when it ends.
         defer { rates.remove(record.id) }
         let rate = rates.meter(for: record.id, direction: direction)
+        // A connection still waiting for the limiter when the attempt ends asks nothing more of it.
+        defer { rate.close() }
         let result: AttemptResult
         do throws(TransferFailure) {
             switch record.kind {

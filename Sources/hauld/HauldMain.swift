@@ -1,4 +1,5 @@
 import ArgumentParser
+import HaulService
 import NIOCore
 import NIOPosix
 
@@ -11,6 +12,8 @@ import NIOPosix
 @main
 enum HauldMain {
     static func main() async {
+        // Before much is allocated: memory that comes back after a load (`MallocTuning`).
+        MallocTuning.apply()
         let installed = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         // Without it hauld still works, with libdispatch's pool and its 1 Hz wake-ups.
         if !installed {

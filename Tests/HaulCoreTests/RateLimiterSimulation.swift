@@ -8,6 +8,8 @@ let mebibyte = 1024 * 1024
 
 /// One task reading through the limiter as a transfer will: it asks before each read, reads what it was granted (or
 /// less: a socket read brings what has arrived, in chunks of varying size), reports it, and waits when told to.
+/// A reader that `reservesGrants` does as hauld's `RateMeter`: it reports a whole grant as it takes it, reads it over
+/// as many reads as it takes (the last may overdraw it), and asks again only when it is spent.
 struct SimulatedReader {
     let id: UInt32
     /// How fast the server sends, in bytes per second; nil for a server faster than any limit.
@@ -16,22 +18,39 @@ struct SimulatedReader {
     var maxChunk = 64 * kibibyte
     /// Reads exactly `maxChunk` whatever the grant: a caller that cannot bound its reads.
     var ignoresGrants = false
+    var reservesGrants = false
     /// When the reader reads (seconds): outside these intervals it asks nothing and reads nothing.
     var activeDuring: [Range<Double>] = [0..<Double.infinity]
 
     var nextAsk = Duration.zero
+    /// Among readers asking at the same instant, the lower turn asks first: readers woken together ask in the order
+    /// the timer woke them, as hauld's connections do.
+    var turn = 0
+    /// What a reader that reserves grants still holds of them (below zero: read beyond them, not yet reported).
+    var held = 0
     var arrived = 0.0
     var lastArrival = Duration.zero
     /// Bytes read per 10 ms bin.
     var bins: [Int] = []
 }
 
-/// A virtual-time run of readers against one limiter: no sleeps, every read at an exact instant.
+/// A virtual-time run of readers against one limiter: no sleeps, every read at an exact instant. Readers that wait
+/// are woken by one timer for the limiter, as in hauld (`RateWakeUps`).
 struct RateSimulation {
     static let bin = Duration.milliseconds(10)
+    /// Later than any run: a reader that waits for the timer, or for nothing.
+    static let never = Duration.seconds(1_000_000)
 
     var limiter: Limiter
     var readers: [SimulatedReader]
+    var wakeUps = RateWakeUps<TestInstant, Int>()
+    /// When the limiter's timer fired.
+    var timerFirings: [Duration] = []
+    /// Every grant a reader that reserves grants took, in bytes.
+    var grants: [Int] = []
+    /// How often readers asked the limiter.
+    var asks = 0
+    private var turns = 0
     var random = SeededGenerator(seed: 42)
     /// Changes applied at given instants (seconds), in order.
     var changes: [(at: Double, change: (inout Limiter, TestInstant) -> Void)] = []
@@ -50,17 +69,31 @@ struct RateSimulation {
         let binCount = Int(end / Self.bin)
         for index in readers.indices { readers[index].bins = Array(repeating: 0, count: binCount) }
         var pending = changes[...]
-        while let index = readers.indices.min(by: { readers[$0].nextAsk < readers[$1].nextAsk }),
-            readers[index].nextAsk < end
-        {
-            let now = readers[index].nextAsk
+        while let index = readers.indices.min(by: {
+            (readers[$0].nextAsk, readers[$0].turn) < (readers[$1].nextAsk, readers[$1].turn)
+        }) {
+            let timer = wakeUps.timer?.offset ?? Self.never
+            let now = min(readers[index].nextAsk, timer)
+            guard now < end else { break }
             while let next = pending.first, Duration.seconds(next.at) <= now {
                 next.change(&limiter, TestInstant(.seconds(next.at)))
                 pending = pending.dropFirst()
             }
-            step(index, now: now)
+            if timer <= readers[index].nextAsk {
+                timerFirings.append(now)
+                for woken in wakeUps.fire(now: TestInstant(now)).due {
+                    turns += 1
+                    readers[woken].nextAsk = now
+                    readers[woken].turn = turns
+                }
+            } else {
+                step(index, now: now)
+            }
         }
     }
+
+    /// How often the limiter's timer fired per second, over the whole run.
+    func timerFiringsPerSecond(seconds: Double) -> Double { Double(timerFirings.count) / seconds }
 
     private mutating func step(_ index: Int, now: Duration) {
         var reader = readers[index]
@@ -69,7 +102,7 @@ struct RateSimulation {
         guard reader.activeDuring.contains(where: { $0.contains(seconds) }) else {
             let resume = reader.activeDuring.map(\.lowerBound).filter { $0 > seconds }.min() ?? .infinity
             // Idle but still an attempt in flight (a stalled server): the worst case for bursts afterwards.
-            reader.nextAsk = resume.isFinite ? .seconds(resume) : .seconds(1_000_000)
+            reader.nextAsk = resume.isFinite ? .seconds(resume) : Self.never
             return
         }
         if let rate = reader.serverRate {
@@ -83,11 +116,44 @@ struct RateSimulation {
             }
         }
         let at = TestInstant(now)
+        if reader.reservesGrants {
+            if reader.held <= 0 {
+                asks += 1
+                if reader.held < 0 { limiter.consumed(-reader.held, by: reader.id, now: at) }
+                reader.held = 0
+                switch limiter.permit(for: reader.id, now: at) {
+                case .wait(let deadline):
+                    #expect(deadline > at, "a wait must move time forward")
+                    _ = wakeUps.add(index, until: deadline)
+                    reader.nextAsk = Self.never
+                    return
+                case .read(let maxBytes):
+                    limiter.consumed(maxBytes, by: reader.id, now: at)
+                    reader.held = maxBytes
+                    grants.append(maxBytes)
+                    largestGrant = max(largestGrant, maxBytes)
+                case .unlimited:
+                    Issue.record("a limited reader was told it is unlimited")
+                    reader.nextAsk = Self.never
+                    return
+                }
+            }
+            // A socket read brings what has arrived, whatever is left of the grant: the last read may overdraw it.
+            var bytes = Int.random(in: 1...reader.maxChunk, using: &random)
+            if reader.serverRate != nil { bytes = min(bytes, Int(reader.arrived)) }
+            reader.arrived -= Double(bytes)
+            reader.held -= bytes
+            let bin = Int(now / Self.bin)
+            if bin < reader.bins.count { reader.bins[bin] += bytes }
+            return
+        }
+        asks += 1
         switch limiter.permit(for: reader.id, now: at) {
         case .wait(let deadline):
             #expect(deadline > at, "a wait must move time forward")
             #expect(at.duration(to: deadline) <= Limiter.maximumWait)
-            reader.nextAsk = deadline.offset
+            _ = wakeUps.add(index, until: deadline)
+            reader.nextAsk = Self.never
         case .read(let maxBytes):
             #expect(maxBytes >= 1)
             largestGrant = max(largestGrant, maxBytes)
@@ -101,7 +167,7 @@ struct RateSimulation {
             // As fast as allowed: the next read follows at once.
         case .unlimited:
             Issue.record("a limited reader was told it is unlimited")
-            reader.nextAsk = .seconds(1_000_000)
+            reader.nextAsk = Self.never
         }
     }
 

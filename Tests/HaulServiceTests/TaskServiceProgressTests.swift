@@ -42,6 +42,32 @@ import Testing
         }
     }
 
+    /// A task held to a rate limit publishes once a second, each time with the newest count: its ticker wakes hauld
+    /// no more often than that.
+    @Test func aRateLimitedTaskPublishesOnceASecond() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            var options = DownloadOptions()
+            options.rateLimit = 1_000_000
+            let (path, id) = try await harness.download("limited.bin", options: options)
+            let attempt = await harness.attempts.next()
+            await attempt.head(headers: [("ETag", "\"v1\"")], expectedTotal: 1_000_000)
+            _ = await harness.signals(about: path, until: ManagerSignal.taskDidResume.rawValue)
+            let clock = harness.clock
+            await clock.waitForSleepers(count: 1)  // the ticker
+            for step in 1...200 {
+                attempt.reports.progress.set(bytes: UInt64(step) * 1000)
+                clock.advance(by: .milliseconds(10))
+                await clock.waitForSleepers(count: 1)
+            }
+            try await harness.tasks.run(.suspend, on: id)
+
+            let changes = await harness.signals(about: path, until: ManagerSignal.taskDidSuspend.rawValue)
+                .compactMap(\.changedProperties)
+            let ticks = changes.filter { $0[TaskProperty.state.name] == nil }
+            #expect(ticks.compactMap { $0[TaskProperty.bytesReceived.name] } == [.uint64(100_000), .uint64(200_000)])
+        }
+    }
+
     /// The completion publishes the size of the file in place, whatever the last tick said.
     @Test func theCompletionPublishesTheFinalCount() async throws {
         try await TaskServiceHarness.with { harness throws in

@@ -122,6 +122,7 @@ public actor DBusObjectServer {
     /// Removes the object at `path` and announces it to its object manager.
     public func unexport(_ path: ObjectPath) throws {
         guard let removed = objects.removeValue(forKey: path) else { return }
+        objects.shrinkIfSparse()
         if let manager = manager(of: path) {
             try emitSignal(
                 path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesRemoved",

@@ -1,15 +1,21 @@
 /// Keeps transfers under their byte rates by back-pressure: each task under its own limit, all of them
 /// together under the global one, in fair shares. A sans-I/O machine: every call carries `now`.
 ///
-/// The caller never sleeps and never buffers. Before each read it asks ``permit(for:now:)``: the answer is a number
-/// of bytes it may read now, or an instant before which it must not read (it stops reading the socket, and the
-/// kernel's TCP window slows the sender). After each read it reports the bytes with ``consumed(_:by:now:)``, even
-/// when it could not keep a read within its grant: bytes read beyond a grant are a debt, waited out later, so the
-/// long-run rate stays exact.
+/// The caller never sleeps and never buffers. It asks ``permit(for:now:)``: the answer is a number of bytes it may
+/// read now, or an instant before which it must not read (it stops reading the socket, and the kernel's TCP window
+/// slows the sender). It reports what it read with ``consumed(_:by:now:)``, even when it could not keep a read within
+/// its grant: bytes read beyond a grant are a debt, waited out later, so the long-run rate stays exact. A caller may
+/// report a whole grant at once, as it takes it, and read it over several reads (hauld's connections do): several
+/// connections of one task then never read the same grant twice.
+///
+/// What it costs: grants are large, ``TokenBucket``'s grant period (150 ms) of a reader's share, so a limited
+/// connection wakes a few times a second, reads what its socket's buffer held meanwhile, and stops again. Every wait
+/// ends on a grid of ``wakeUpGrid`` (50 ms), so waits that end close together end together, and one timer per
+/// limiter wakes them: a limiter's timer fires at most twenty times a second, however many tasks wait.
 ///
 /// How the limits are kept:
 /// - A task's own limit is a token bucket: tokens flow in at the limit, at most a quarter of a second's worth pile
-///   up while it does not read, and it may read once it has a grant's worth.
+///   up while it does not read, and it may read (all of them) once it has a grant's worth.
 /// - The global limit is one token bucket shared by all, handed out in grants of a fixed size (``TokenBucket``'s
 ///   quantum) in the order they were asked for. A task that finds the bucket empty takes a ticket for the next
 ///   grant and is told when it falls due; tickets are served first come, first served, so tasks that keep asking
@@ -61,15 +67,21 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     /// The longest wait the limiter ever asks for.
     package static var maximumWait: Duration { .seconds(1) }
 
+    /// Every wait ends on this grid, counted from the limiter's creation.
+    package static var wakeUpGrid: Duration { .milliseconds(50) }
+
     /// The limit for all tasks together, in bytes per second (0: none), as given.
     package private(set) var globalLimit: UInt64
     /// The bucket of the global limit, if any.
     private var shared: TokenBucket<Instant>?
     private var readers: [UInt32: Reader] = [:]
+    /// Where the grid of wake-ups starts.
+    private let origin: Instant
 
     /// Creates a limiter without tasks; `globalLimit` in bytes per second, 0 for none.
     package init(globalLimit: UInt64 = 0, now: Instant) {
         self.globalLimit = globalLimit
+        origin = now
         if globalLimit > 0 {
             shared = TokenBucket(rate: Double(globalLimit), now: now)
         }
@@ -141,23 +153,35 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         defer { readers[task] = reader }
         refill(&reader, now: now)
 
+        // When its own bucket will hold a grant, if it does not now; what it holds, if it does.
+        var ownReady: Instant?
         var ownTokens = Double.infinity
         if let own = reader.own {
             let quantum = TokenBucket<Instant>.quantum(rate: own.rate, sharers: 1)
-            // Short of its own limit: wait for it without holding any of the global bucket meanwhile.
-            guard own.tokens >= quantum else {
-                return Self.wait(until: now.advanced(by: Self.duration(own.timeUntil(quantum))), now: now)
+            if own.tokens >= quantum {
+                ownTokens = own.tokens
+            } else {
+                ownReady = now.advanced(by: Self.duration(own.timeUntil(quantum)))
             }
-            ownTokens = own.tokens
         }
         guard let bucket = shared else {
+            if let ownReady { return wait(until: ownReady, now: now) }
             return ownTokens.isFinite ? .read(maxBytes: Self.bytes(ownTokens)) : .unlimited
         }
-        // A new grant only when less than half of one is left: reads stay large, and what is left carries over.
-        let grant = TokenBucket<Instant>.quantum(rate: bucket.rate, sharers: sharers)
-        if reader.allowance < max(grant / 2, 1), let due = reserve(grant, for: &reader, now: now) {
-            return Self.wait(until: due, now: now)
+        // A new grant only when less than half of one is left: reads stay large, and what is left carries over. Never
+        // more than a task's own limit lets it read at once.
+        var grant = TokenBucket<Instant>.quantum(rate: bucket.rate, sharers: sharers)
+        if let own = reader.own { grant = min(grant, own.capacity) }
+        // Short of both, it takes its ticket now: the two waits overlap rather than add up, which would let its own
+        // bucket overflow meanwhile. A task that owes bytes takes grants until it holds half of one again; after a
+        // few, the rest of its debt goes into one more, so that a debt of many grants costs no more work.
+        var due: Instant?
+        var reservations = 0
+        while due == nil, reader.allowance < max(grant / 2, 1) {
+            reservations += 1
+            due = reserve(reservations < 4 ? grant : grant - min(reader.allowance, 0), for: &reader, now: now)
         }
+        if let deadline = [ownReady, due].compactMap({ $0 }).max() { return wait(until: deadline, now: now) }
         return .read(maxBytes: Self.bytes(min(reader.allowance, ownTokens)))
     }
 
@@ -167,14 +191,8 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         refill(&reader, now: now)
         let amount = Double(bytes)
         reader.own?.tokens -= amount
-        if var bucket = shared {
-            reader.allowance -= amount
-            if reader.allowance < 0 {
-                bucket.tokens += reader.allowance
-                reader.allowance = 0
-            }
-            shared = bucket
-        }
+        // What it read beyond its grants is its own debt, paid from its next grants: the others' shares are not cut.
+        if shared != nil { reader.allowance -= amount }
         readers[task] = reader
     }
 
@@ -213,12 +231,25 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     /// The global bucket's ceiling: its capacity less what tasks already hold in grants, reserved ones included (a
     /// ticket that fell due while its task was not reading is read at once when it comes back).
     private func sharedCeiling(_ bucket: TokenBucket<Instant>) -> Double {
-        max(bucket.capacity - readers.values.reduce(0) { $0 + $1.allowance + ($1.ticket?.bytes ?? 0) }, 0)
+        max(bucket.capacity - readers.values.reduce(0) { $0 + max($1.allowance, 0) + ($1.ticket?.bytes ?? 0) }, 0)
     }
 
-    /// A wait until `deadline`, but never longer than ``maximumWait``.
-    private static func wait(until deadline: Instant, now: Instant) -> Permit {
-        .wait(until: min(deadline, now.advanced(by: maximumWait)))
+    /// A wait until `deadline`, moved on to the next instant of the grid (so that waits ending close together end
+    /// together), but never longer than ``maximumWait``.
+    private func wait(until deadline: Instant, now: Instant) -> Permit {
+        let latest = now.advanced(by: Self.maximumWait)
+        let grid = Self.nanoseconds(Self.wakeUpGrid)
+        let steps = (Self.nanoseconds(origin.duration(to: min(deadline, latest))) + grid - 1) / grid
+        var aligned = origin.advanced(by: .nanoseconds(steps * grid))
+        if aligned > latest { aligned = aligned.advanced(by: .nanoseconds(-grid)) }
+        // Only a `now` before the limiter's creation could put the grid behind it.
+        return .wait(until: aligned > now ? aligned : min(deadline, latest))
+    }
+
+    /// `duration` in whole nanoseconds, rounded down.
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// `seconds` as whole microseconds, rounded up past it so that a caller woken then finds the tokens there. Capped

@@ -41,13 +41,19 @@ struct TokenBucket<Instant: InstantProtocol>: Sendable where Instant.Duration ==
         max(amount - tokens, 0) / rate
     }
 
-    /// The bytes one grant carries at `rate` shared by `sharers` readers: a sixteenth of a second of each one's
-    /// share, so that a round of grants to every reader spans a sixteenth of a second whatever their number. Never
-    /// above 64 KiB (one socket read rarely brings more), never below 512 bytes (smaller reads cost more than they
-    /// move) unless a quarter of a second of the rate is less than that, and never below one byte.
+    /// The time one grant covers: a reader reads what the limit allows it for the next 150 ms in one go, and the
+    /// socket's buffer holds the rest meanwhile. Few grants a second keep a limited transfer's wake-ups near curl's;
+    /// with `RateLimiter`'s 50 ms grid of wake-ups, a grant's wait ends by 200 ms, which leaves the quarter-second
+    /// bucket room for a timer that fires late before tokens would overflow it.
+    static var grantPeriod: Double { 0.15 }
+
+    /// The bytes one grant carries at `rate` shared by `sharers` readers: a ``grantPeriod`` of each one's share, so
+    /// that a round of grants to every reader spans 150 ms whatever their number. Never below 512 bytes
+    /// (smaller reads cost more than they move) unless a quarter of a second of the rate is less than that, and never
+    /// below one byte; never above ``capacity``.
     static func quantum(rate: Double, sharers: Int) -> Double {
-        let share = rate / 16 / Double(max(sharers, 1))
+        let share = rate * grantPeriod / Double(max(sharers, 1))
         let floor = min(512, rate / 4)
-        return max(min(max(share, floor), 65_536), 1)
+        return max(max(share, floor), 1)
     }
 }

@@ -254,6 +254,7 @@ actor TaskService {
             throw HaulErrorName.taskNotCompleted.error("task \(id) is \(state); cancel it first")
         }
         tasks[id] = nil
+        tasks.shrinkIfSparse()
         records.remove(id: id) { [logger] error in
             logger.warning("cannot remove the record of forgotten task \(id): \(error)")
         }
@@ -442,14 +443,25 @@ actor TaskService {
         }
     }
 
-    /// Publishes running tasks' progress ten times a second — the coalescing the contract promises — and stops when
-    /// nothing runs, so an idle daemon has no timer.
+    /// How often the ticker publishes running tasks' progress: ten times a second, the most the contract allows.
+    static let progressInterval = Duration.milliseconds(100)
+    /// Once a second while every transferring task is held to a rate limit. Such a transfer is what a laptop runs
+    /// for hours in the background, and each publication wakes hauld's threads five times or so (the bus connection's
+    /// queue, and the desktop bridge's connection receiving it), besides the bus and every client: at 5 MiB/s, ten
+    /// publications a second cost hauld seven times the wake-ups of the limit itself, one a second less than one.
+    static let limitedProgressInterval = Duration.seconds(1)
+
+    /// Publishes running tasks' progress every ``progressInterval`` (or ``limitedProgressInterval``) — the coalescing
+    /// the contract promises — and stops when nothing runs, so an idle daemon has no timer.
     func startTicker() {
         guard ticker == nil else { return }
+        let first = progressInterval()
         ticker = Task { [weak self, clock] in
+            var interval = first
             while !Task.isCancelled {
-                try? await clock.sleep(for: .milliseconds(100))
-                guard let self, await self.tick() else { break }
+                try? await clock.sleep(for: interval)
+                guard let self, let next = await self.tick() else { break }
+                interval = next
             }
             // The transfers' buffers were freed into glibc's per-thread arenas, which keep them (about 3 MB after
             // 200 downloads): an idle daemon hands them back to the system.
@@ -457,15 +469,17 @@ actor TaskService {
         }
     }
 
-    /// Returns whether anything is still running.
-    private func tick() -> Bool {
+    /// Publishes the progress of every transferring task; returns when to tick next, or nil when nothing runs.
+    private func tick() -> Duration? {
         let now = clock.now
         var anyRunning = false
+        var allLimited = true
         for id in queue.scheduler.runningTasks {
             guard var task = tasks[id], let entry = queue.entry(id), let shown = queue.publicState(of: id) else {
                 continue
             }
             anyRunning = true
+            allLimited = allLimited && isRateLimited(task)
             _ = task.meter.record(bytes: task.probe.reading.bytes, now: now)
             tasks[id]?.meter = task.meter
             if let plan = task.plans.takeNew() {
@@ -474,7 +488,24 @@ actor TaskService {
             }
             publish(id, task.properties(entry, shown, rate: task.meter.rate(now: now)))
         }
-        if !anyRunning { ticker = nil }
-        return anyRunning
+        guard anyRunning else {
+            ticker = nil
+            return nil
+        }
+        return allLimited ? Self.limitedProgressInterval : Self.progressInterval
+    }
+
+    /// ``limitedProgressInterval`` when every transferring task is held to a rate limit, ``progressInterval``
+    /// otherwise (and when none transfers yet).
+    private func progressInterval() -> Duration {
+        let transferring = queue.scheduler.runningTasks.compactMap { tasks[$0] }
+        let allLimited = !transferring.isEmpty && transferring.allSatisfy(isRateLimited)
+        return allLimited ? Self.limitedProgressInterval : Self.progressInterval
+    }
+
+    /// Whether `task` is held to a rate limit: its own, or the Manager's for its direction.
+    private func isRateLimited(_ task: ManagedTask) -> Bool {
+        let global = task.record.kind == .download ? settings.downloadRateLimit : settings.uploadRateLimit
+        return task.record.rateLimit > 0 || global > 0
     }
 }

@@ -3,7 +3,7 @@ import HaulTestSupport
 import Testing
 
 /// In virtual time: when the trim happens, to the nanosecond, and how often.
-@Suite(.timeLimit(.minutes(1))) struct PooledConnectionTrimTests {
+@Suite(.timeLimit(.minutes(1))) struct HeapTrimTests {
     let clock = ManualClock()
     let delay = Duration.seconds(60)
     /// When each trim happened.
@@ -14,8 +14,10 @@ import Testing
         (trims, trimmed) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
     }
 
-    func makeTrim() -> PooledConnectionTrim {
-        PooledConnectionTrim(after: delay, clock: clock) { [clock, trimmed] in trimmed.yield(clock.now) }
+    let quiet = Duration.seconds(15)
+
+    func makeTrim() -> HeapTrim {
+        HeapTrim(afterPool: delay, afterCalls: quiet, clock: clock) { [clock, trimmed] in trimmed.yield(clock.now) }
     }
 
     /// The pool closes the connection of the latest release last: the trim waits for it, and happens once.
@@ -58,5 +60,39 @@ import Testing
         trimmed.finish()
         var iterator = trims.makeAsyncIterator()
         #expect(await iterator.next() == nil)
+    }
+
+    /// A burst of calls: one trim, once they have stopped for the quiet period.
+    @Test func callsTrimOnceTheyStop() async {
+        let trim = makeTrim()
+        var iterator = trims.makeAsyncIterator()
+        for _ in 0..<3 {
+            await trim.callReceived()
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(5))
+        }
+        let last = clock.now.advanced(by: .seconds(-5))
+        await clock.waitForSleepers(count: 1)
+        #expect(clock.deadlines == [last.advanced(by: quiet)])
+        clock.advance(by: .seconds(10))
+        #expect(await iterator.next() == last.advanced(by: quiet))
+        #expect(clock.deadlines.isEmpty, "once")
+    }
+
+    /// Calls during the pool's wait do not bring its trim forward: the later deadline wins, and one trim serves both.
+    @Test func callsDoNotBringThePoolsTrimForward() async {
+        let trim = makeTrim()
+        let released = clock.now
+        await trim.connectionReleased()
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(10))
+        await trim.callReceived()
+        clock.advance(by: quiet)
+        await clock.waitForSleepers(count: 1)
+        #expect(clock.deadlines == [released.advanced(by: delay)])
+        clock.advance(by: delay - .seconds(10) - quiet)
+        var iterator = trims.makeAsyncIterator()
+        #expect(await iterator.next() == released.advanced(by: delay))
+        #expect(clock.deadlines.isEmpty, "once")
     }
 }

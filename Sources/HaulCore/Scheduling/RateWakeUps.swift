@@ -1,0 +1,38 @@
+/// The connections waiting for a ``RateLimiter``'s deadlines, woken by one timer: the limiter's, not one per
+/// connection. A sans-I/O machine: the caller arms the timer where ``add(_:until:)`` and ``fire(now:)`` say, and
+/// wakes the waiters ``fire(now:)`` returns.
+///
+/// The limiter puts its deadlines on a grid, so waiters that wait for deadlines close together wait for the same
+/// one, and one firing wakes them all.
+package struct RateWakeUps<Instant: InstantProtocol, Waiter: Sendable>: Sendable {
+    private var waiting: [(deadline: Instant, waiter: Waiter)] = []
+    /// When the one timer is armed to fire, if it is.
+    package private(set) var timer: Instant?
+
+    package init() {}
+
+    /// How many waiters wait.
+    package var count: Int { waiting.count }
+
+    /// `waiter` waits until `deadline`. Returns when to arm the timer, replacing the armed one, or nil when the armed
+    /// one fires no later.
+    package mutating func add(_ waiter: Waiter, until deadline: Instant) -> Instant? {
+        waiting.append((deadline, waiter))
+        if let timer, timer <= deadline { return nil }
+        timer = deadline
+        return deadline
+    }
+
+    /// The timer fired at `now`: the waiters whose deadline has come, in the order they came, and when to arm the
+    /// timer next (nil: nobody waits). A timer that fired early wakes nobody and is armed again.
+    package mutating func fire(now: Instant) -> (due: [Waiter], next: Instant?) {
+        var due: [Waiter] = []
+        waiting.removeAll { entry in
+            guard entry.deadline <= now else { return false }
+            due.append(entry.waiter)
+            return true
+        }
+        timer = waiting.map(\.deadline).min()
+        return (due, timer)
+    }
+}

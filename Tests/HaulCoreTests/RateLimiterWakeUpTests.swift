@@ -1,0 +1,98 @@
+import HaulCore
+import Testing
+
+/// What a limit costs in wake-ups, in virtual time: readers that take grants as hauld's connections do (a whole grant
+/// at once, read over many reads) get large grants, ask a few times a second, and are woken by one timer per limiter
+/// that fires no more often than its grid allows, however many readers wait.
+@Suite("Rate limiter wake-ups", .timeLimit(.minutes(2)))
+struct RateLimiterWakeUpTests {
+    static func reserving(_ ids: ClosedRange<UInt32>) -> [SimulatedReader] {
+        ids.map { SimulatedReader(id: $0, reservesGrants: true) }
+    }
+
+    /// One download at its own 5 MiB/s (the bench's): every grant is at least 150 ms of the limit, at most a quarter
+    /// of a second; the reader asks and the timer fires at most seven times a second; the rate holds.
+    @Test func oneTaskTakesAFewLargeGrantsASecond() {
+        let limit = 5 * mebibyte
+        var simulation = RateSimulation(readers: Self.reserving(1...1), ownLimits: [1: limit])
+        simulation.run(seconds: 30)
+        #expect(simulation.windowsOff(rate: Double(limit), from: 0, to: 30) == [])
+        #expect(simulation.grants.min().map { $0 >= limit * 15 / 100 } == true, "\(simulation.grants.min() ?? 0)")
+        #expect(simulation.largestGrant <= limit / 4)
+        #expect(simulation.timerFiringsPerSecond(seconds: 30) <= 7, "\(simulation.timerFirings.count) in 30 s")
+        // A grant, then a wait: two asks for each.
+        #expect(simulation.asks <= 2 * simulation.grants.count + 1)
+        #expect(Double(simulation.grants.count) / 30 <= 7)
+    }
+
+    /// Four tasks sharing 4 MiB/s (the bench's): each takes a grant of 150 ms of its share a few times a second, the
+    /// timer wakes them on the grid, and the shares stay equal.
+    @Test func fourTasksSharingALimitAreWokenOnTheGrid() {
+        let limit = 4 * mebibyte
+        var simulation = RateSimulation(globalLimit: limit, readers: Self.reserving(1...4))
+        simulation.run(seconds: 30)
+        #expect(simulation.windowsOff(rate: Double(limit), from: 0, to: 30) == [])
+        for id: UInt32 in 1...4 {
+            #expect(simulation.windowsOff(rate: Double(limit / 4), from: 0, to: 30, readers: [id]) == [], "task \(id)")
+        }
+        // A grant is 150 ms of a share, less what the last read of the one before overdrew: about six a second each.
+        let grantsPerTask = Double(simulation.grants.count) / 30 / 4
+        #expect(grantsPerTask <= 7, "\(grantsPerTask) grants a second per task")
+        let firings = simulation.timerFiringsPerSecond(seconds: 30)
+        #expect(firings <= 1000 / 50, "the 50 ms grid: \(firings) a second")
+        #expect(Set(simulation.timerFirings).count == simulation.timerFirings.count, "one timer: one firing per instant")
+    }
+
+    /// More readers do not make the timer fire more often: sixteen tasks sharing a limit wake together, at most once
+    /// per instant of the grid, and each still gets its share.
+    @Test func theTimerDoesNotFireMoreOftenWithMoreReaders() {
+        let limit = 8 * mebibyte
+        var simulation = RateSimulation(globalLimit: limit, readers: Self.reserving(1...16))
+        simulation.run(seconds: 30)
+        #expect(simulation.windowsOff(rate: Double(limit), from: 0, to: 30) == [])
+        for id: UInt32 in [1, 8, 16] {
+            #expect(simulation.windowsOff(rate: Double(limit / 16), from: 0, to: 30, readers: [id]) == [], "task \(id)")
+        }
+        #expect(simulation.timerFiringsPerSecond(seconds: 30) <= 1000 / 50)
+        #expect(Set(simulation.timerFirings).count == simulation.timerFirings.count)
+    }
+
+    /// Readers that reserve grants and overdraw them with their last read (whatever is left, in chunks of up to 16 KiB
+    /// as TLS delivers them) still keep the limit: the overdraft is reported at the next ask and waited out.
+    @Test(arguments: [64 * kibibyte, 1 * mebibyte, 64 * mebibyte])
+    func reservingReadersKeepTheLimit(_ limit: Int) {
+        let readers = { (ids: ClosedRange<UInt32>) in
+            ids.map { SimulatedReader(id: $0, maxChunk: 16 * kibibyte, reservesGrants: true) }
+        }
+        var own = RateSimulation(readers: readers(1...1), ownLimits: [1: limit])
+        own.run(seconds: 30)
+        #expect(own.windowsOff(rate: Double(limit), from: 0, to: 30) == [])
+        var shared = RateSimulation(globalLimit: limit, readers: readers(1...3))
+        shared.run(seconds: 30)
+        #expect(shared.windowsOff(rate: Double(limit), from: 0, to: 30) == [])
+    }
+
+    // MARK: The one timer
+
+    @Test func theTimerIsArmedForTheEarliestDeadlineOnly() {
+        var wakeUps = RateWakeUps<TestInstant, String>()
+        #expect(wakeUps.add("b", until: ms(100)) == ms(100))
+        #expect(wakeUps.add("c", until: ms(150)) == nil, "a later deadline leaves the armed timer")
+        #expect(wakeUps.add("d", until: ms(100)) == nil, "the same deadline too")
+        #expect(wakeUps.add("a", until: ms(50)) == ms(50), "an earlier one re-arms it")
+        #expect(wakeUps.timer == ms(50) && wakeUps.count == 4)
+    }
+
+    @Test func aFiringWakesEveryoneDueAndArmsForTheNext() {
+        var wakeUps = RateWakeUps<TestInstant, String>()
+        _ = wakeUps.add("b", until: ms(100))
+        _ = wakeUps.add("c", until: ms(150))
+        _ = wakeUps.add("d", until: ms(100))
+        let early = wakeUps.fire(now: ms(99))
+        #expect(early.due.isEmpty && early.next == ms(100), "a timer that fired early is armed again")
+        let fired = wakeUps.fire(now: ms(101))
+        #expect(fired.due == ["b", "d"] && fired.next == ms(150))
+        let last = wakeUps.fire(now: ms(150))
+        #expect(last.due == ["c"] && last.next == nil && wakeUps.timer == nil && wakeUps.count == 0)
+    }
+}
