@@ -67,8 +67,14 @@ struct ForwardProxy {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let ended = loop.makePromise(of: Void.self)
         let readTimeout = TimeAmount(readTimeout)
-        let channel = try await ClientBootstrap(group: loop)
-            .connectTimeout(TimeAmount(connectTimeout))
+        // Under a limit, a socket buffer sized to it: the kernel's own would grow with the large reads a grant
+        // allows and take a whole response in ahead of the limit, which the proxy's close then hands over at once
+        // (a channel drains its socket at the end of the stream whether or not a read was asked for).
+        var bootstrap = ClientBootstrap(group: loop).connectTimeout(TimeAmount(connectTimeout))
+        if let bytes = rate?.receiveBuffer {
+            bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(bytes))
+        }
+        let channel = try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()

@@ -87,6 +87,17 @@ package final class RateGate: Sendable {
         RateMeter(gate: self, task: task, direction: direction)
     }
 
+    /// A socket receive buffer for a connection of `task` under the limits now, or nil when none applies: an eighth of
+    /// a second of the tighter one (at least 32 KiB, at most 8 MiB), which Linux doubles to a quarter, more than a
+    /// grant's 150 ms, so the buffer refills between grants without holding much more than one.
+    func receiveBuffer(for task: UInt32, direction: Direction) -> Int? {
+        let limits = sides.withLock { sides in
+            sides.update(direction) { [$0.limiter.limit(of: task) ?? 0, $0.limiter.globalLimit] }
+        }
+        guard let tightest = limits.filter({ $0 > 0 }).min() else { return nil }
+        return Int(min(max(tightest / 8, 32 << 10), 8 << 20))
+    }
+
     /// How many times a limit of `direction` changed.
     func changeCount(_ direction: Direction) -> UInt64 {
         switch direction {
@@ -208,6 +219,9 @@ package final class RateMeter: Sendable {
         guard !isUnlimited else { return }
         balance.subtract(bytes, ordering: .relaxed)
     }
+
+    /// The receive buffer a new connection of the attempt should have (``RateGate/receiveBuffer(for:direction:)``).
+    var receiveBuffer: Int? { gate.receiveBuffer(for: task, direction: direction) }
 
     /// The attempt ended: nothing it still waits for asks the gate again.
     package func close() {

@@ -22,9 +22,10 @@ import Testing
             #expect(failed.stderr.contains("(\(HaulErrorName.http.fullName))"), "\(failed.stderr)")
             #expect(failed.stdout.contains(" failed  #1 404.bin"), "\(failed.stdout)")
 
-            // Eight seconds of transfer, cancelled by another client while get follows it.
+            // Half a minute of transfer (however slow the machine, still running when the cancel comes), cancelled
+            // by another client while get follows it.
             let get = try CommandWithOutputFile.start(
-                Command.built("haul"), ["get", f.server.url("/gen/4m?seed=51&throttle=500000"), "-o", f.file("c.bin")],
+                Command.built("haul"), ["get", f.server.url("/gen/16m?seed=51&throttle=500000"), "-o", f.file("c.bin")],
                 environment: f.daemon.bus.environment, output: f.folder.appendingPathComponent("get.out")
             )
             try await f.wait(HaulBus.taskPath(2), received: 100_000)
