@@ -33,7 +33,8 @@ PREFIX=/usr DESTDIR=$root USERNS_COMPAT=no MANPAGE=auto ZSHCOMPDIR=/usr/share/zs
 for file in usr/bin/hauld usr/bin/haul usr/lib/systemd/user/hauld.service \
     usr/share/dbus-1/services/org.haul.Haul1.service usr/share/dbus-1/interfaces/org.haul.Haul1.xml \
     usr/share/bash-completion/completions/haul usr/share/zsh/vendor-completions/_haul \
-    usr/share/fish/vendor_completions.d/haul.fish usr/share/man/man1/haul.1 usr/share/man/man1/hauld.1; do
+    usr/share/fish/vendor_completions.d/haul.fish usr/share/man/man1/haul.1 usr/share/man/man1/hauld.1 \
+    usr/share/icons/hicolor/scalable/apps/haul.svg usr/share/icons/hicolor/scalable/apps/haul-busy.svg; do
     # install-haul.sh only warns when it cannot make a completion or a man page; a package must have them all.
     [ -f "$root/$file" ] || die "install-haul.sh made no /$file"
 done

@@ -22,6 +22,14 @@ if [ "$mode" = test ]; then
     "openssl:openssl"
     "/usr/sbin/squid:squid"
     "/usr/sbin/ip:iproute2"
+    # The tests against a real, headless Plasma 5 (HaulTestSupport/PlasmaSession.swift): plasma-desktop too, or
+    # plasmashell starts an invalid corona and shows nothing; tesseract reads the screenshots.
+    "/usr/bin/plasmashell:plasma-workspace"
+    "/usr/bin/knetattach:plasma-desktop"
+    "/usr/bin/Xvfb:xvfb"
+    "/usr/bin/xdotool:xdotool"
+    "/usr/bin/import:imagemagick"
+    "/usr/bin/tesseract:tesseract-ocr"
   )
 fi
 # The lean release build that `make deb` packages and `make bench` measures (make lean-build): binutils' nm and ar

@@ -63,9 +63,15 @@ bash_completion=$datadir/bash-completion/completions/haul
 zsh_completion=${ZSHCOMPDIR:-$datadir/zsh/site-functions}/_haul
 fish_completion=$datadir/fish/vendor_completions.d/haul.fish
 mandir=$datadir/man/man1
+# Haul's icons in the hicolor theme, as integrations/icons/hicolor holds them (the tray icon, KDE jobs and
+# notifications name them; hauld run from elsewhere finds them beside itself).
+icondir=$datadir/icons/hicolor
+icons=(scalable/apps/haul.svg scalable/apps/haul-busy.svg symbolic/apps/haul-symbolic.svg
+  symbolic/apps/haul-busy-symbolic.svg)
 all_files=(
   "$bindir/hauld" "$bindir/haul" "$unit" "$dropin" "$activation" "$interface"
   "$bash_completion" "$zsh_completion" "$fish_completion" "$mandir/haul.1" "$mandir/hauld.1"
+  "${icons[@]/#/$icondir/}"
 )
 
 # Where unprivileged user namespaces cannot be used to drop capabilities, a per-user systemd fails
@@ -168,6 +174,11 @@ case "$action" in
     install_rewritten "$root/systemd/hauld.service" systemd "$unit"
     install_rewritten "$root/dbus/org.haul.Haul1.service" dbus "$activation"
     install_file 644 "$root/dbus/org.haul.Haul1.xml" "$interface"
+    for icon in "${icons[@]}"; do install_file 644 "$root/integrations/icons/hicolor/$icon" "$icondir/$icon"; done
+    # GTK reads a stale icon cache as it is: refresh one that is there (Debian's packages do it by trigger).
+    if [ -z "$DESTDIR" ] && [ -f "$icondir/icon-theme.cache" ] && command -v gtk-update-icon-cache >/dev/null; then
+      gtk-update-icon-cache -q -f -t "$icondir" || say "warning: could not refresh $icondir/icon-theme.cache" >&2
+    fi
 
     compat=no
     case "$USERNS_COMPAT" in

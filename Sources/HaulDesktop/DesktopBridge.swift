@@ -3,23 +3,25 @@ import HaulContract
 package import Logging
 
 /// Shows Haul in desktop panels: KDE job views with pause/resume/cancel buttons, a StatusNotifierItem tray icon
-/// and, when asked for, notifications when transfers end.
+/// and notifications with buttons when transfers end.
 ///
 /// It is a client of the public contract only, on a connection of its own (``DesktopBus``): it follows the tasks
 /// through the ObjectManager and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
-/// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel` like any other client
-/// (and, from the tray icon's menu, the Manager's `SuspendAll`/`ResumeAll`/`CancelAll` and `DownloadRateLimit`).
+/// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel`/`Retry` like any
+/// other client (and, from the tray icon's menu, the Manager's `SuspendAll`/`ResumeAll`/`CancelAll` and
+/// `DownloadRateLimit`).
 ///
 /// It has the shape of hauld's services: each event (``DesktopEvent``) changes the state (``DesktopModel``) at once
 /// and queues its effects in an ordered outbox, with no `await` in between; `run()` carries the outbox out in order.
-/// Only the answers to calls (`requestView`, the notification server's capabilities) come back on their own, as
-/// events, whenever the desktop gives them: a slow Plasma holds up nothing else. Time comes from the injected clock.
+/// Only the answers to calls (`requestView`, the notification server's capabilities and ids) come back on their own,
+/// as events, whenever the desktop gives them: a slow Plasma holds up nothing else. Time comes from the injected clock.
 package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant {
     private let bus: any DesktopBus
     /// The unique name of hauld's own connection: the bridge follows and calls it before it owns `org.haul.Haul1`, so
     /// that it sees every task from the first.
     private let daemon: String
     private let clock: C
+    private let icons: IconLocation
     private let logger: Logger
     private var model: DesktopModel
     private var events: AsyncStream<DBusMessage>?
@@ -34,9 +36,14 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
         case barrier(CheckedContinuation<Void, Never>)
     }
 
-    package init(bus: any DesktopBus, daemon: String, features: DesktopFeatures, clock: C, logger: Logger) {
+    /// `icons`: where the desktop finds Haul's icons (``IconLocation/locate(environment:)`` for hauld's own).
+    package init(
+        bus: any DesktopBus, daemon: String, features: DesktopFeatures, icons: IconLocation = IconLocation(),
+        clock: C, logger: Logger
+    ) {
         self.bus = bus
         self.daemon = daemon
+        self.icons = icons
         self.clock = clock
         self.logger = logger
         model = DesktopModel(features: features)
@@ -51,7 +58,8 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
         let features = model.features
         // The owners now; a change queued meanwhile names the same owner and changes nothing.
         let jobViewServer = features.jobViews ? await bus.owner(of: KDEJobView.serverName) : nil
-        let notificationServer = features.notifications ? await bus.owner(of: TransferNotification.busName) : nil
+        let notificationServer =
+            features.notifications != .off ? await bus.owner(of: TransferNotification.busName) : nil
         let trayWatcher = features.statusNotifier ? await bus.owner(of: StatusNotifierItem.watcherName) : nil
         receive(
             .started(
@@ -136,8 +144,11 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
         if model.features.statusNotifier {
             rules.append(Self.ownerChanges(of: StatusNotifierItem.watcherName))
         }
-        if model.features.notifications {
+        if model.features.notifications != .off {
             rules.append(Self.ownerChanges(of: TransferNotification.busName))
+            // `ActionInvoked` and `NotificationClosed`, from the server's owner only.
+            let interface = TransferNotification.interface
+            rules.append(MatchRule(kind: .signal, sender: TransferNotification.busName, interface: interface))
         }
         return rules
     }
@@ -151,7 +162,7 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
     /// The tray icon starts passive, as hauld's indicator starts hidden; its changes arrive in order after that.
     private func exportTrayIcon() async {
         let interface = StatusNotifierItem.exportedInterface(
-            visible: IndicatorSnapshot().visible, toolTip: model.trayToolTip
+            visible: IndicatorSnapshot().visible, toolTip: model.trayToolTip, icons: icons
         )
         do {
             try await bus.export(interface, at: StatusNotifierItem.path)
@@ -202,13 +213,19 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
             case .jobView(let action):
                 try perform(action)
             case .askNotificationCapabilities(let query):
-                Task { await receive(.notificationCapabilities(query: query, bodyMarkup: await notificationMarkup())) }
-            case .notify(let notification, let bodyMarkup):
+                Task { await receive(.notificationCapabilities(query: query, await notificationCapabilities())) }
+            case .notify(let notification, let capabilities):
+                Task { await receive(.notified(notification, id: await notify(notification, capabilities))) }
+            case .openFile(let file):
+                XDGOpen.open(file, logger: logger)
+            case .showInFolder(let file):
+                Task { await showInFolder(file) }
+            case .retryTask(let task):
+                // hauld's answer needs none: the task's changes come back as `PropertiesChanged`.
                 try bus.send(
                     .methodCall(
-                        destination: TransferNotification.busName, path: TransferNotification.path,
-                        interface: TransferNotification.interface, member: "Notify",
-                        body: notification.arguments(bodyMarkup: bodyMarkup)
+                        destination: daemon, path: task, interface: HaulBus.taskInterface,
+                        member: TaskMethod.retry.rawValue
                     )
                 )
             case .registerTrayIcon:
@@ -216,7 +233,11 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
             case .setTrayStatus(let visible):
                 let status = StatusNotifierItem.status(visible: visible)
                 try await bus.updateProperties(
-                    ["Status": .string(status)], interface: StatusNotifierItem.interface, at: StatusNotifierItem.path
+                    StatusNotifierItem.icon(busy: visible, icons: icons).merging(["Status": .string(status)]) { $1 },
+                    interface: StatusNotifierItem.interface, at: StatusNotifierItem.path
+                )
+                try await bus.emitSignal(
+                    path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewIcon", []
                 )
                 try await bus.emitSignal(
                     path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewStatus",
@@ -339,8 +360,8 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
         await receive(.viewAnswered(task: task, server: server, view: view))
     }
 
-    /// Whether the notification server reads markup in bodies; nil when it did not say.
-    private nonisolated func notificationMarkup() async -> Bool? {
+    /// What the notification server can do; nil when it did not say.
+    private nonisolated func notificationCapabilities() async -> NotificationCapabilities? {
         do {
             let reply = try await bus.call(
                 .methodCall(
@@ -349,10 +370,47 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
                 ),
                 timeout: .seconds(5)
             )
-            return reply.first?.arrayValue?.contains(.string(TransferNotification.bodyMarkupCapability)) == true
+            return NotificationCapabilities(reply.first?.arrayValue?.compactMap(\.stringValue) ?? [])
+        } catch let error as DBusError where error.name == Self.serviceUnknown {
+            logger.debug("no notification server on the bus")
+            return nil
         } catch {
             logger.warning("the notification server did not list its capabilities: \(error)")
             return nil
+        }
+    }
+
+    /// What the bus answers for a name that no one owns and no service file starts.
+    private static var serviceUnknown: String { "org.freedesktop.DBus.Error.ServiceUnknown" }
+
+    /// Shows `notification`; returns the server's id for it, nil when it failed.
+    private nonisolated func notify(
+        _ notification: TransferNotification, _ capabilities: NotificationCapabilities
+    ) async -> UInt32? {
+        do {
+            let reply = try await bus.call(
+                .methodCall(
+                    destination: TransferNotification.busName, path: TransferNotification.path,
+                    interface: TransferNotification.interface, member: "Notify",
+                    body: notification.arguments(capabilities, icon: icons.notificationIcon(.idle))
+                ),
+                timeout: .seconds(10)
+            )
+            return reply.first?.uint32Value
+        } catch {
+            logger.warning("could not show a notification: \(error)")
+            return nil
+        }
+    }
+
+    /// "Show in folder": the file manager selects the file; with none on the bus (and none it can start), or one
+    /// that fails, the folder opens with `xdg-open` instead.
+    private nonisolated func showInFolder(_ file: String) async {
+        do {
+            _ = try await bus.call(FileManager1.showItem(file), timeout: .seconds(20))
+        } catch {
+            logger.debug("no file manager showed \(file) (\(error)): opening its folder")
+            XDGOpen.open(FileManager1.folder(of: file), logger: logger)
         }
     }
 

@@ -260,11 +260,13 @@ import Testing
         }
     }
 
-    /// Without `xdg-open` (none is installed here, and `PATH` holds no fake), the click is logged and nothing else.
+    /// Without `xdg-open` on hauld's `PATH` (an empty folder: xdg-utils may be installed here), the click is
+    /// logged and nothing else.
     @Test func withoutXdgOpenTheClickIsLogged() async throws {
-        let path = ["/usr/bin", "/bin"].filter { !FileManager.default.fileExists(atPath: "\($0)/xdg-open") }
-        try #require(path.count == 2, "xdg-open is installed here")
-        try await Self.withMenu(environment: ["PATH": path.joined(separator: ":")]) { menu in
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("haul-empty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        try await Self.withMenu(environment: ["PATH": empty.path]) { menu in
             try await menu.click(.openDownloads)
             try await menu.click(.openDownloads)
             // The bridge goes on answering meanwhile.

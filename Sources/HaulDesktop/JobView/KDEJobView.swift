@@ -21,7 +21,7 @@ package enum KDEJobView {
     /// `application-display-name` and `application-icon-name` hints instead.
     package static let desktopEntry = "haul"
     package static let applicationName = "Haul"
-    package static let iconName = "network-transmit-receive"
+    package static let iconName = HaulIcon.idle.name
 
     /// `KJob::Capability`: the bits of `requestView`'s `capabilities`.
     package enum Capability {
