@@ -101,10 +101,7 @@ let package = Package(
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(
             name: "HaulDesktopTests",
-            dependencies: [
-                "HaulDesktop", "HaulContract", "DBusKit", "HaulTestSupport",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["HaulDesktop", "HaulContract", "DBusKit", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "HaulServiceTests",

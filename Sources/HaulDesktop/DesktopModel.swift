@@ -83,12 +83,11 @@ package struct DesktopModel: Sendable {
         case .notificationCapabilities(let query, let capabilities):
             return notifications.answered(query: query, capabilities: capabilities)
         case .notified(let notification, let id?):
-            shownNotifications.shown(notification, id: id)
-            return []
+            return shownNotifications.shown(notification, id: id)
         case .notified(_, nil):
             return []
         case .notificationAction(let id, let key):
-            return shownNotifications.invoked(id: id, key: key).map { [$0] } ?? []
+            return shownNotifications.pressed(id: id, key: key).map { [$0] } ?? []
         case .notificationClosed(let id):
             shownNotifications.closed(id: id)
             return []

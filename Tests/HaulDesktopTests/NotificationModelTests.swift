@@ -76,7 +76,7 @@ import Testing
         let show = DesktopEvent.notificationAction(id: 7, key: "show-in-folder")
         #expect(model.handle(show, now: Self.at(5)) == [.showInFolder(Self.file)])
         #expect(model.handle(.notificationAction(id: 7, key: "retry"), now: Self.at(5)).isEmpty, "not its button")
-        #expect(model.handle(.notificationAction(id: 8, key: "open"), now: Self.at(5)).isEmpty, "not ours")
+        #expect(model.handle(.notificationAction(id: 8, key: "open"), now: Self.at(5)).isEmpty, "not ours (yet)")
         #expect(model.handle(.notificationAction(id: 7, key: "x"), now: Self.at(5)).isEmpty)
         // Closed, it is forgotten.
         #expect(model.handle(.notificationClosed(id: 7), now: Self.at(6)).isEmpty)
@@ -91,6 +91,24 @@ import Testing
         _ = model.handle(.notified(note, id: 3), now: Self.at(3))
         #expect(model.handle(.notificationAction(id: 3, key: "retry"), now: Self.at(4)) == [.retryTask(second)])
         #expect(model.handle(.notificationAction(id: 3, key: "default"), now: Self.at(4)).isEmpty, "no file to open")
+    }
+
+    /// The server's answer and its signals travel apart: a press that overtakes the answer naming its notification
+    /// is carried out when the answer comes.
+    @Test func aPressBeforeTheAnswerIsCarriedOutWithIt() throws {
+        var model = Self.model(.always)
+        let note = try #require(Self.notifications(in: Self.run(&model, until: Tasks.properties(.completed))).first)
+        #expect(model.handle(.notificationAction(id: 5, key: "show-in-folder"), now: Self.at(3)).isEmpty)
+        #expect(model.handle(.notified(note, id: 5), now: Self.at(4)) == [.showInFolder(Self.file)])
+        #expect(model.handle(.notificationAction(id: 5, key: "open"), now: Self.at(5)) == [.openFile(Self.file)])
+        // Presses on other applications' notifications come too; they never act.
+        #expect(model.handle(.notificationAction(id: 6, key: "open"), now: Self.at(6)).isEmpty)
+        #expect(model.handle(.notified(note, id: 7), now: Self.at(7)).isEmpty)
+        // The press and the close that follows it, both before the answer: carried out, then forgotten.
+        #expect(model.handle(.notificationAction(id: 8, key: "open"), now: Self.at(8)).isEmpty)
+        #expect(model.handle(.notificationClosed(id: 8), now: Self.at(8)).isEmpty)
+        #expect(model.handle(.notified(note, id: 8), now: Self.at(9)) == [.openFile(Self.file)])
+        #expect(model.handle(.notificationAction(id: 8, key: "open"), now: Self.at(10)).isEmpty)
     }
 
     /// Ids are the server's: another server, or a notification that was not shown, has none of ours.
