@@ -106,7 +106,9 @@ import Testing
                 // The press above closed notification 1; the second transfer's is 2.
                 let second = try await f.download("/gen/10k?seed=57", to: "second.bin")
                 try await f.wait(second, until: .completed)
-                _ = try await DesktopFixture.call("Notify", in: notifications.log) { $0.arguments[4] == .string("second.bin") }
+                _ = try await DesktopFixture.call("Notify", in: notifications.log) {
+                    $0.arguments[4] == .string("second.bin")
+                }
                 try await FakeNotifications.press("show-in-folder", on: 2, of: notifications)
                 let shown = try await DesktopFixture.call("ShowItems", in: fileManager.log)
                 let uri = f.folder.appendingPathComponent("second.bin").absoluteString
@@ -115,7 +117,9 @@ import Testing
 
                 let third = try await f.download("/gen/10k?seed=58", to: "third.bin")
                 try await f.wait(third, until: .completed)
-                _ = try await DesktopFixture.call("Notify", in: notifications.log) { $0.arguments[4] == .string("third.bin") }
+                _ = try await DesktopFixture.call("Notify", in: notifications.log) {
+                    $0.arguments[4] == .string("third.bin")
+                }
                 try await FakeNotifications.press("show-in-folder", on: 3, of: notifications)
                 try await waitUntil("xdg-open to open the folder") { xdgOpen.opened.count == 2 }
                 #expect(xdgOpen.opened.last == f.folder.path)
