@@ -32,10 +32,15 @@ run: build
 	@scripts/run-daemon.sh "$$($(SWIFT) build --show-bin-path)/hauld"
 
 # Every test runs on private buses it starts itself; dbus-run-session makes sure that nothing can reach
-# the user's own session bus either. Then the Debian package's test, which is no Swift test: it needs the
-# package, made from the lean release build below.
+# the user's own session bus either. The tests against real desktops and browsers (HostTests) come after the others,
+# one at a time: each starts a whole desktop or browser. Then the Debian package's test, which is no Swift test: it
+# needs the package, made from the lean release build below. The pure machines' suites (HaulCoreTests) run in a
+# process of their own first: their random-sequence and cost suites are CPU-bound and, beside the bus tests, would
+# hold every cooperative thread (two on a 2-core machine) that the bus tests' timers and replies need.
 test: build-tests
-	dbus-run-session -- $(SWIFT) test --skip-build
+	dbus-run-session -- $(SWIFT) test --skip-build --filter '^HaulCoreTests\.'
+	dbus-run-session -- $(SWIFT) test --skip-build --skip '^(HaulCoreTests|HostTests)\.'
+	dbus-run-session -- $(SWIFT) test --skip-build --filter '^HostTests\.' --no-parallel
 	$(MAKE) test-deb
 
 # hauld beside curl on a loopback nginx and a private bus (Benchmarks/RESULTS.md): the lean release build below,
@@ -80,7 +85,7 @@ LEAN_BIN_DIR = $$($(SWIFT) build $(LEAN_SWIFT_FLAGS) --show-bin-path)
 
 lean-build: lean-deps
 	@# SwiftPM does not know the files in scripts/link as inputs of the link: a newer one must relink the programs.
-	@bin="$(LEAN_BIN_DIR)"; for program in hauld haul; do \
+	@bin="$(LEAN_BIN_DIR)"; for program in hauld haul haul-browser-host; do \
 		if [ -n "$$(find scripts/link -newer "$$bin/$$program" 2>/dev/null)" ]; then rm -f "$$bin/$$program"; fi; \
 	done
 	$(SWIFT) build $(LEAN_SWIFT_FLAGS)
@@ -103,9 +108,10 @@ test-deb: deb
 	scripts/test-deb.sh "$(DEB_FILE)"
 
 # Install / uninstall: a release build, then scripts/install-haul.sh puts hauld, haul, the systemd user unit,
-# the D-Bus activation file, the interface XML, shell completions and man pages below $(PREFIX), staged under
-# $(DESTDIR) for packagers. `make install PREFIX=$HOME/.local` needs no root. INSTALL_SWIFT_FLAGS passes extra
-# options to swift build and swift package (e.g. --scratch-path DIR).
+# the D-Bus activation file, the interface XML, shell completions, man pages, the browsers' native-messaging host
+# and the browser extension below $(PREFIX), and the host's manifests where each browser looks for them (see the
+# script), staged under $(DESTDIR) for packagers. `make install PREFIX=$HOME/.local` needs no root.
+# INSTALL_SWIFT_FLAGS passes extra options to swift build and swift package (e.g. --scratch-path DIR).
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_SWIFT_FLAGS ?=

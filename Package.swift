@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "hauld", targets: ["hauld"]),
         .executable(name: "haul", targets: ["haul"]),
+        .executable(name: "haul-browser-host", targets: ["haul-browser-host"]),
         .library(name: "DBusKit", targets: ["DBusKit"]),
     ],
     dependencies: [
@@ -41,7 +42,9 @@ let package = Package(
         .target(name: "DBusKit", dependencies: ["CDBus"]),
         // The D-Bus contract (dbus/org.haul.Haul1.xml) as Swift: names, members, options, defaults, snapshots.
         .target(name: "HaulContract", dependencies: ["DBusKit"]),
-        .target(name: "HaulCore"),
+        .target(name: "HaulCore", dependencies: ["CGlibcExtras"]),
+        // The shape every service shares: the ordered outbox and the injected clock.
+        .target(name: "ServiceKit"),
         .target(
             name: "HaulTransfer",
             dependencies: [
@@ -56,12 +59,12 @@ let package = Package(
         // The desktop bridge (KDE job views, tray icon, notifications): a client of the contract only.
         .target(
             name: "HaulDesktop",
-            dependencies: ["DBusKit", "HaulContract", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["DBusKit", "HaulContract", "ServiceKit", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "HaulService",
             dependencies: [
-                "CGlibcExtras", "DBusKit", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer",
+                "CGlibcExtras", "DBusKit", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer", "ServiceKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -87,6 +90,9 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // The browsers' native-messaging host org.haul.haul (docs/browser.md): a program of its own, small and
+        // without Foundation, since a browser starts it for every message.
+        .executableTarget(name: "haul-browser-host", dependencies: ["DBusKit", "HaulContract"]),
         .target(name: "HaulTestSupport", dependencies: ["DBusKit", "HaulContract"]),
         // `make bench`: hauld beside curl on a loopback server; figures in Benchmarks/RESULTS.md.
         .executableTarget(
@@ -98,17 +104,30 @@ let package = Package(
             path: "Benchmarks/HaulBench"
         ),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "HaulTestSupport"]),
+        // `haul` run as a user would, against hauld on a private bus.
+        .testTarget(name: "HaulCLITests", dependencies: ["DBusKit", "HaulContract", "HaulTestSupport"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
+        // Against the real desktops and browsers (Plasma, GNOME Shell, Chromium, Firefox): `make test` runs these
+        // after every other suite, one at a time.
+        .testTarget(name: "HostTests", dependencies: ["DBusKit", "HaulContract", "HaulTestSupport"]),
         .testTarget(
             name: "HaulDesktopTests",
-            dependencies: ["HaulDesktop", "HaulContract", "DBusKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "HaulDesktop", "HaulContract", "DBusKit", "ServiceKit", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "HaulServiceTests",
             dependencies: [
                 "HaulService", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer", "DBusKit", "HaulTestSupport",
+                "ServiceKit",
             ]
         ),
+        // The transfer client in-process against the test server, without hauld.
+        .testTarget(name: "HaulTransferTests", dependencies: ["HaulTransfer", "HaulCore", "HaulTestSupport"]),
+        // The test HTTP server itself (scripts/test-http-server), checked with curl.
+        .testTarget(name: "TestServerTests", dependencies: ["HaulTestSupport"]),
     ]
 )
 

@@ -22,14 +22,27 @@ if [ "$mode" = test ]; then
     "openssl:openssl"
     "/usr/sbin/squid:squid"
     "/usr/sbin/ip:iproute2"
-    # The tests against a real, headless Plasma 5 (HaulTestSupport/PlasmaSession.swift): plasma-desktop too, or
-    # plasmashell starts an invalid corona and shows nothing; tesseract reads the screenshots.
+    # HostTests look at screenshots: ImageMagick reads their pixels, tesseract reads their text.
+    "/usr/bin/convert:imagemagick"
+    "/usr/bin/identify:imagemagick"
+    "tesseract:tesseract-ocr"
+    # The GNOME Shell extension: its logic under gjs, and the whole in a headless gnome-shell (with dconf for its
+    # settings; gsettings enables the extension).
+    "gjs:gjs"
+    "gnome-shell:gnome-shell"
+    "gsettings:libglib2.0-bin"
+    "/usr/libexec/dconf-service:dconf-service"
+    # The browser hand-off (docs/browser.md): the browsers the tests drive (the extension's logic runs under gjs).
+    "/usr/bin/chromium:chromium"
+    "/usr/bin/firefox-esr:firefox-esr"
+    "sha256sum:coreutils"
+    # The tests against a real, headless Plasma 5 (HostTests/PlasmaSession.swift): plasma-desktop too, or
+    # plasmashell starts an invalid corona and shows nothing; xdotool clicks its buttons, import takes screenshots.
     "/usr/bin/plasmashell:plasma-workspace"
     "/usr/bin/knetattach:plasma-desktop"
     "/usr/bin/Xvfb:xvfb"
     "/usr/bin/xdotool:xdotool"
     "/usr/bin/import:imagemagick"
-    "/usr/bin/tesseract:tesseract-ocr"
   )
 fi
 # The lean release build that `make deb` packages and `make bench` measures (make lean-build): binutils' nm and ar
@@ -61,6 +74,10 @@ missing=()
 for entry in "${required[@]}"; do
   command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry##*:}")
 done
+# ImageProbeTests draw their text in DejaVu Sans (ImageMagick's default font comes from Ghostscript).
+if [ "$mode" = test ] && [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+  missing+=(fonts-dejavu-core)
+fi
 # The libdbus and libgcrypt headers are found through pkg-config, not on PATH.
 if ! pkg-config --exists dbus-1 2>/dev/null; then missing+=(libdbus-1-dev); fi
 if ! pkg-config --exists libgcrypt 2>/dev/null; then missing+=(libgcrypt20-dev); fi
@@ -85,5 +102,6 @@ if ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "haul: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Several installs at once (parallel builds, a second checkout) wait for the package lock instead of failing.
+$sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+$sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Haul below $PREFIX, or removes it again; `make install` / `make uninstall` call this.
 #
-#   scripts/install-haul.sh install BIN_DIR   BIN_DIR holds the built hauld and haul (release build)
+#   scripts/install-haul.sh install BIN_DIR   BIN_DIR holds the built hauld, haul and haul-browser-host (release build)
 #   scripts/install-haul.sh uninstall
 #
 # Environment:
@@ -12,6 +12,13 @@
 #                   ~/.local/lib/systemd/user)
 #   ZSHCOMPDIR      the zsh completion folder (default $PREFIX/share/zsh/site-functions; Debian's zsh
 #                   searches /usr/share/zsh/vendor-completions for packages instead)
+#   CHROMIUM_HOSTDIR, CHROME_HOSTDIR, FIREFOX_HOSTDIR
+#                   where Chromium, Google Chrome and Firefox find the native-messaging host's manifest:
+#                   by default the system-wide folders /etc/chromium/native-messaging-hosts,
+#                   /etc/opt/chrome/native-messaging-hosts and /usr/lib/mozilla/native-messaging-hosts (outside
+#                   PREFIX: the browsers look nowhere else), or, when PREFIX is inside $HOME, the user's own
+#                   ~/.config/chromium/NativeMessagingHosts, ~/.config/google-chrome/NativeMessagingHosts and
+#                   ~/.mozilla/native-messaging-hosts
 #   USERNS_COMPAT   auto (default): add hauld.service.d/10-userns-restricted.conf when this kernel restricts
 #                   unprivileged user namespaces; yes / no: always / never
 #   MANPAGE         auto (default): generate haul.1 and hauld.1 with swift-argument-parser's generate-manual
@@ -21,7 +28,8 @@
 #                   with options that `swift package` does not take)
 #   SWIFT, SWIFT_FLAGS   the swift command and extra package options (e.g. --scratch-path DIR) for the plugin
 #
-# The unit and the D-Bus activation file name /usr/local/bin/hauld; it is rewritten to $PREFIX/bin/hauld.
+# The unit and the D-Bus activation file name /usr/local/bin/hauld; it is rewritten to $PREFIX/bin/hauld. The
+# browsers' host manifests name /usr/local/libexec/haul/haul-browser-host, rewritten to $PREFIX/libexec/haul/….
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,11 +54,23 @@ esac
 
 bindir=$PREFIX/bin
 datadir=$PREFIX/share
+libexecdir=$PREFIX/libexec/haul
+per_user=no
+case "$PREFIX/" in
+  "${HOME:-/nonexistent}"/*) per_user=yes ;;
+esac
 if [ -z "${USERUNITDIR:-}" ]; then
-  case "$PREFIX/" in
-    "${HOME:-/nonexistent}"/*) USERUNITDIR=$datadir/systemd/user ;;
-    *) USERUNITDIR=$PREFIX/lib/systemd/user ;;
-  esac
+  if [ "$per_user" = yes ]; then USERUNITDIR=$datadir/systemd/user; else USERUNITDIR=$PREFIX/lib/systemd/user; fi
+fi
+if [ "$per_user" = yes ]; then
+  config_home=${XDG_CONFIG_HOME:-$HOME/.config}
+  CHROMIUM_HOSTDIR=${CHROMIUM_HOSTDIR:-$config_home/chromium/NativeMessagingHosts}
+  CHROME_HOSTDIR=${CHROME_HOSTDIR:-$config_home/google-chrome/NativeMessagingHosts}
+  FIREFOX_HOSTDIR=${FIREFOX_HOSTDIR:-$HOME/.mozilla/native-messaging-hosts}
+else
+  CHROMIUM_HOSTDIR=${CHROMIUM_HOSTDIR:-/etc/chromium/native-messaging-hosts}
+  CHROME_HOSTDIR=${CHROME_HOSTDIR:-/etc/opt/chrome/native-messaging-hosts}
+  FIREFOX_HOSTDIR=${FIREFOX_HOSTDIR:-/usr/lib/mozilla/native-messaging-hosts}
 fi
 dropindir=$USERUNITDIR/hauld.service.d
 
@@ -63,6 +83,12 @@ bash_completion=$datadir/bash-completion/completions/haul
 zsh_completion=${ZSHCOMPDIR:-$datadir/zsh/site-functions}/_haul
 fish_completion=$datadir/fish/vendor_completions.d/haul.fish
 mandir=$datadir/man/man1
+browser_host=$libexecdir/haul-browser-host
+host_manifest=org.haul.haul.json
+extensiondir=$datadir/haul/browser-extension
+extension_files=(manifest.json background.js policy.js options.html options.js)
+# The GNOME Shell extension, a folder of its own (integrations/gnome-shell/assemble.sh makes it).
+gnome_extension=$datadir/gnome-shell/extensions/haul@haul.org
 # Haul's icons in the hicolor theme, as integrations/icons/hicolor holds them (the tray icon, KDE jobs and
 # notifications name them; hauld run from elsewhere finds them beside itself).
 icondir=$datadir/icons/hicolor
@@ -71,8 +97,10 @@ icons=(scalable/apps/haul.svg scalable/apps/haul-busy.svg symbolic/apps/haul-sym
 all_files=(
   "$bindir/hauld" "$bindir/haul" "$unit" "$dropin" "$activation" "$interface"
   "$bash_completion" "$zsh_completion" "$fish_completion" "$mandir/haul.1" "$mandir/hauld.1"
-  "${icons[@]/#/$icondir/}"
+  "$browser_host" "$CHROMIUM_HOSTDIR/$host_manifest" "$CHROME_HOSTDIR/$host_manifest"
+  "$FIREFOX_HOSTDIR/$host_manifest" "${icons[@]/#/$icondir/}"
 )
+for file in "${extension_files[@]}"; do all_files+=("$extensiondir/$file"); done
 
 # Where unprivileged user namespaces cannot be used to drop capabilities, a per-user systemd fails
 # hauld.service with status=218/CAPABILITIES (see systemd/userns-restricted.conf).
@@ -100,6 +128,19 @@ install_rewritten() {
   install -D -m 644 "$tmp" "$DESTDIR$target"
   rm -f "$tmp"
   say "installed $DESTDIR$target"
+}
+
+# Copies a browser's manifest of the native-messaging host, naming $browser_host instead of the default location
+# (escaped for JSON, then for sed's replacement).
+install_host_manifest() { # source target
+  local json replacement tmp
+  json=$(printf '%s' "$browser_host" | sed -e 's/[\\"]/\\&/g')
+  replacement=$(printf '%s' "$json" | sed -e 's/[\\|&]/\\&/g')
+  tmp=$(mktemp)
+  sed -e "s|\"/usr/local/libexec/haul/haul-browser-host\"|\"$replacement\"|" "$1" >"$tmp"
+  install -D -m 644 "$tmp" "$DESTDIR$2"
+  rm -f "$tmp"
+  say "installed $DESTDIR$2"
 }
 
 install_file() { # mode source target
@@ -164,7 +205,7 @@ install_manpages_with_tool() {
 case "$action" in
   install)
     bin_dir=${2:?usage: install-haul.sh install BIN_DIR}
-    for program in hauld haul; do
+    for program in hauld haul haul-browser-host; do
       [ -x "$bin_dir/$program" ] || die "$bin_dir/$program is missing: build first (make install does)"
     done
     [ -f "$root/dbus/org.haul.Haul1.xml" ] || die "dbus/org.haul.Haul1.xml is missing"
@@ -180,6 +221,22 @@ case "$action" in
       gtk-update-icon-cache -q -f -t "$icondir" || say "warning: could not refresh $icondir/icon-theme.cache" >&2
     fi
 
+    # The browsers' hand-off (docs/browser.md): the native-messaging host, its manifest for each browser, and the
+    # extension's files for the user to add to the browser.
+    install_file 755 "$bin_dir/haul-browser-host" "$browser_host"
+    install_host_manifest "$root/integrations/browser/native-messaging/chromium.json" "$CHROMIUM_HOSTDIR/$host_manifest"
+    install_host_manifest "$root/integrations/browser/native-messaging/chromium.json" "$CHROME_HOSTDIR/$host_manifest"
+    install_host_manifest "$root/integrations/browser/native-messaging/firefox.json" "$FIREFOX_HOSTDIR/$host_manifest"
+    for file in "$root"/integrations/browser/extension/*; do
+      case " ${extension_files[*]} " in
+        *" $(basename "$file") "*) ;;
+        *) die "integrations/browser/extension/$(basename "$file") is missing from extension_files" ;;
+      esac
+    done
+    for file in "${extension_files[@]}"; do
+      install_file 644 "$root/integrations/browser/extension/$file" "$extensiondir/$file"
+    done
+
     compat=no
     case "$USERNS_COMPAT" in
       yes) compat=yes ;;
@@ -194,6 +251,12 @@ case "$action" in
       rm -f "$DESTDIR$dropin"
       rmdir "$DESTDIR$dropindir" 2>/dev/null || true
     fi
+
+    # Replaced as a whole, so that no file of an older version stays behind.
+    rm -rf "${DESTDIR:?}$gnome_extension"
+    "$root/integrations/gnome-shell/assemble.sh" "$DESTDIR$gnome_extension"
+    chmod 755 "$DESTDIR$gnome_extension" "$DESTDIR$gnome_extension/legacy"
+    say "installed $DESTDIR$gnome_extension/"
 
     install_completion bash "complete" "$bash_completion"
     install_completion zsh "#compdef haul" "$zsh_completion"
@@ -211,6 +274,8 @@ haul: done. The first call to org.haul.Haul1 (haul status, dbus-send …) starts
 haul: activation. To run it from login on, with systemd:
 haul:     systemctl --user daemon-reload && systemctl --user enable --now hauld
 MSG
+      say "on GNOME, turn on the top bar's indicator with: gnome-extensions enable haul@haul.org"
+      say "(GNOME Shell finds a newly installed extension after you log out and in again)"
       case ":${PATH:-}:" in
         *":$bindir:"*) ;;
         *) say "note: $bindir is not on PATH" ;;
@@ -227,7 +292,12 @@ MSG
         say "removed $DESTDIR$file"
       fi
     done
-    rmdir "$DESTDIR$dropindir" 2>/dev/null || true
+    rmdir "$DESTDIR$dropindir" "$DESTDIR$libexecdir" "$DESTDIR$extensiondir" "$DESTDIR$datadir/haul" \
+      2>/dev/null || true
+    if [ -d "$DESTDIR$gnome_extension" ]; then
+      rm -rf "${DESTDIR:?}$gnome_extension"
+      say "removed $DESTDIR$gnome_extension/"
+    fi
     ;;
   *)
     die "usage: install-haul.sh install BIN_DIR | uninstall"

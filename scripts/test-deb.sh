@@ -41,14 +41,44 @@ for file in usr/bin/hauld usr/bin/haul usr/lib/systemd/user/hauld.service \
     usr/share/dbus-1/services/org.haul.Haul1.service usr/share/dbus-1/interfaces/org.haul.Haul1.xml \
     usr/share/bash-completion/completions/haul usr/share/zsh/vendor-completions/_haul \
     usr/share/fish/vendor_completions.d/haul.fish usr/share/man/man1/haul.1.gz usr/share/man/man1/hauld.1.gz \
-    usr/share/doc/haul/copyright usr/share/doc/haul/changelog.Debian.gz usr/share/lintian/overrides/haul; do
+    usr/share/doc/haul/copyright usr/share/doc/haul/changelog.Debian.gz usr/share/lintian/overrides/haul \
+    usr/libexec/haul/haul-browser-host; do
     check "ships /$file" test -s "$root/$file"
+done
+# The browser hand-off: the host's manifest where each browser looks system-wide, naming the packaged host and the
+# extension's fixed id; the extension's files as the repository has them.
+extension=$here/../integrations/browser/extension
+for manifest in etc/chromium/native-messaging-hosts etc/opt/chrome/native-messaging-hosts \
+    usr/lib/mozilla/native-messaging-hosts; do
+    file=$root/$manifest/org.haul.haul.json
+    check "ships /$manifest/org.haul.haul.json, naming /usr/libexec/haul/haul-browser-host" \
+        python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); assert m["name"] == "org.haul.haul" and \
+m["path"] == "/usr/libexec/haul/haul-browser-host" and m["type"] == "stdio", m' "$file"
+done
+check "dpkg keeps the manifests below /etc as conffiles" bash -c \
+    'dpkg-deb -I "$1" conffiles | grep -qx /etc/chromium/native-messaging-hosts/org.haul.haul.json' _ "$deb"
+for file in "$extension"/*; do
+    check "ships the extension's $(basename "$file")" \
+        cmp "$file" "$root/usr/share/haul/browser-extension/$(basename "$file")"
 done
 check "the activation file starts /usr/bin/hauld through hauld.service" \
     grep -qx 'Exec=/usr/bin/hauld' "$root/usr/share/dbus-1/services/org.haul.Haul1.service"
 check "the activation file names hauld.service" \
     grep -qx 'SystemdService=hauld.service' "$root/usr/share/dbus-1/services/org.haul.Haul1.service"
 check "the user unit runs /usr/bin/hauld" grep -qx 'ExecStart=/usr/bin/hauld' "$root/usr/lib/systemd/user/hauld.service"
+# The GNOME Shell extension: both forms (ES modules for GNOME 45 and later, legacy/ for 43 and 44), world-readable.
+extension=usr/share/gnome-shell/extensions/haul@haul.org
+for file in metadata.json extension.js __init__.js model.js legacy/session.js legacy/model.js; do
+    check "ships /$extension/$file" test -s "$root/$extension/$file"
+done
+check "the extension's metadata names haul@haul.org and GNOME Shell 43 to 50" python3 -c '
+import json, sys
+metadata = json.load(open(sys.argv[1]))
+assert metadata["uuid"] == "haul@haul.org", metadata["uuid"]
+assert metadata["shell-version"] == [str(v) for v in range(43, 51)], metadata["shell-version"]' \
+    "$root/$extension/metadata.json"
+check "the extension's files are readable by everyone" \
+    bash -c '[ -z "$(find "$1" \( -type f ! -perm -444 \) -o \( -type d ! -perm -555 \))" ]' _ "$root/$extension"
 check "the interface XML is the repository's" cmp "$here/../dbus/org.haul.Haul1.xml" \
     "$root/usr/share/dbus-1/interfaces/org.haul.Haul1.xml"
 for icon in scalable/apps/haul.svg scalable/apps/haul-busy.svg symbolic/apps/haul-symbolic.svg \
@@ -63,8 +93,8 @@ check "Depends names libdbus-1-3 and libgcrypt20 (from dpkg-shlibdeps: $depends)
 
 # --- Libraries: nothing from the Swift toolchain, everything from a Debian package ------------------------------
 swift_libraries='libswift|libFoundation|lib_Foundation|libdispatch|libBlocksRuntime'
-for program in hauld haul; do
-    binary=$root/usr/bin/$program
+for binary in "$root/usr/bin/hauld" "$root/usr/bin/haul" "$root/usr/libexec/haul/haul-browser-host"; do
+    program=$(basename "$binary")
     libraries=$(ldd "$binary")
     check "$program needs no Swift library" bash -c '! grep -E "$1" <<<"$2"' _ "$swift_libraries" "$libraries"
     check "$program finds every library it needs" bash -c '! grep "not found" <<<"$1"' _ "$libraries"
@@ -80,8 +110,9 @@ done
 check "hauld exports swift_task_enqueueGlobal_hook for NIO's executor" \
     bash -c 'nm -D --defined-only "$1" | grep -qw swift_task_enqueueGlobal_hook' _ "$root/usr/bin/hauld"
 # The package holds the lean build that make bench measures (see the Makefile): its programs export nothing else.
-for program in hauld haul; do
-    others=$(nm -D --defined-only "$root/usr/bin/$program" | awk '$NF !~ /^swift_task_/ { print $NF }' | xargs)
+for binary in "$root/usr/bin/hauld" "$root/usr/bin/haul" "$root/usr/libexec/haul/haul-browser-host"; do
+    program=$(basename "$binary")
+    others=$(nm -D --defined-only "$binary" | awk '$NF !~ /^swift_task_/ { print $NF }' | xargs)
     check "$program exports Swift concurrency's hooks only (scripts/link/exports.map)${others:+; also: $others}" \
         test -z "$others"
 done
@@ -116,7 +147,7 @@ cat >"$work/bus/bus.conf" <<CONF
 CONF
 dbus-daemon --config-file="$work/bus/bus.conf" --nofork --print-address=1 >"$work/bus/address" 2>"$work/bus/log" &
 pids+=($!)
-python3 "$here/test-http-server.py" --root "$work/www" --upload-dir "$work/uploads" >"$work/http.out" &
+python3 "$here/test-http-server" --root "$work/www" --upload-dir "$work/uploads" >"$work/http.out" &
 pids+=($!)
 for _ in $(seq 100); do
     [ -s "$work/bus/address" ] && grep -q '^PORT ' "$work/http.out" && break
@@ -164,6 +195,22 @@ check "the unpacked haul downloads through hauld (checksum verified by hauld)" \
     --sha256 "$sha256"
 check "the downloaded file is byte for byte the served one" cmp "$work/www/payload.bin" "$work/downloads/payload.bin"
 check "haul status answers" "${run[@]}" "$root/usr/bin/haul" status
+
+# The unpacked host, as a browser runs it: a malformed message gets an error answer; the withdrawal of a task hauld
+# does not have reaches hauld on the bus, and comes back as hauld's refusal.
+host_says() { # message → "ok error" of the host's answer
+    python3 -c 'import struct, sys; m = sys.argv[1].encode(); sys.stdout.buffer.write(struct.pack("=I", len(m)) + m)' \
+        "$1" >"$work/frame"
+    "${run[@]}" "$root/usr/libexec/haul/haul-browser-host" <"$work/frame" | python3 -c 'import json, struct, sys
+data = sys.stdin.buffer.read()
+answer = json.loads(data[4:4 + struct.unpack("=I", data[:4])[0]])
+print(answer["ok"], answer.get("error"))'
+}
+check "the unpacked host answers a malformed message with an error" \
+    test "$(host_says '{"type": 7}')" = "False org.haul.haul.Malformed"
+check "the unpacked host reaches hauld on the bus" \
+    test "$(host_says '{"type": "withdraw", "task": "/org/haul/Haul1/Tasks/4242"}')" \
+    = "False org.freedesktop.DBus.Error.UnknownObject"
 
 # What the executor is there for: on libdispatch's pool an idle hauld wakes every second once any job ran there.
 # libdispatch ends a serial queue's idle worker thread after 5 s (the bus connection's, the task writer's): wait.

@@ -14,6 +14,7 @@ struct Bench: Sendable {
         var idleSeconds: Int
         var segmentedSize: Int
         var segmentRounds: Int
+        var scaleTasks: Int
     }
 
     let settings: Settings

@@ -24,11 +24,11 @@ let connectionCap = 10 << 20
 struct PythonFileServer: FileServer {
     private let server: TestHTTPServer
 
-    init(root: URL) throws {
-        server = try TestHTTPServer(root: root)
+    init(root: URL) async throws {
+        server = try await TestHTTPServer(root: root)
     }
 
-    var name: String { "test-http-server.py" }
+    var name: String { "test-http-server" }
 
     func url(_ file: String, throttled: Bool) -> String {
         server.url("/files/\(file)" + (throttled ? "?throttle=\(throttleRate)" : ""))

@@ -48,10 +48,14 @@ struct HaulBench: AsyncParsableCommand {
     @Option(help: "Rounds of the segmented phase (each: hauld -x16 and aria2c capped, hauld -x8 and -x1 uncapped).")
     var segmentRounds = 3
 
+    @Option(help: "Tasks of the scale phase.")
+    var scaleTasks = 10_000
+
     @Option(
         parsing: .upToNextOption,
         help: """
-            Phases to run (default: all): indicator, single, concurrent, segmented, ratelimit, control, idle. \
+            Phases to run (default: all): indicator, single, concurrent, segmented, ratelimit, control, idle, \
+            scale. \
             For profiling one.
             """
     )
@@ -59,12 +63,12 @@ struct HaulBench: AsyncParsableCommand {
 
     enum ServerKind: String, ExpressibleByArgument { case nginx, python }
     enum Phase: String, CaseIterable, ExpressibleByArgument {
-        case indicator, single, concurrent, segmented, ratelimit, control, idle
+        case indicator, single, concurrent, segmented, ratelimit, control, idle, scale
     }
 
     func validate() throws {
         guard rounds > 0, transfers > 0, largeMiB > 0, smallMiB > 0, controlSamples > 0, indicatorRepetitions > 0,
-            idleSeconds >= 0, segmentedMiB > 0, segmentRounds > 0
+            idleSeconds >= 0, segmentedMiB > 0, segmentRounds > 0, scaleTasks > 0
         else { throw ValidationError("every count and size must be positive") }
     }
 
@@ -73,7 +77,7 @@ struct HaulBench: AsyncParsableCommand {
         let settings = Bench.Settings(
             rounds: rounds, transfers: transfers, largeSize: largeMiB << 20, smallSize: smallMiB << 20,
             controlSamples: controlSamples, indicatorRepetitions: indicatorRepetitions, idleSeconds: idleSeconds,
-            segmentedSize: segmentedMiB << 20, segmentRounds: segmentRounds
+            segmentedSize: segmentedMiB << 20, segmentRounds: segmentRounds, scaleTasks: scaleTasks
         )
         log("writing the files to serve")
         // Only the files the chosen phases download are written (the large one alone is a GiB).
@@ -85,7 +89,7 @@ struct HaulBench: AsyncParsableCommand {
         defer { workspace.remove() }
         let fileServer = try await startServer(workspace)
         defer { fileServer.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let hauld = try await HauldProcess(bus: bus, arguments: ["--log-level", "warning"])
         let client = try await HauldClient.connect(address: bus.address)
@@ -129,6 +133,10 @@ struct HaulBench: AsyncParsableCommand {
                 log("idle for \(idleSeconds) s, once its pooled connections are closed")
                 results.idle = try await bench.idle()
             }
+            if phases.contains(.scale) {
+                log("\(scaleTasks) tasks on a hauld of their own")
+                results.scale = try await bench.scale()
+            }
         } catch {
             await client.close()
             _ = await hauld.stop()
@@ -150,7 +158,7 @@ struct HaulBench: AsyncParsableCommand {
             return try await NginxServer(
                 root: workspace.served, workDirectory: workspace.root.appendingPathComponent("nginx"))
         case .python:
-            return try PythonFileServer(root: workspace.served)
+            return try await PythonFileServer(root: workspace.served)
         }
     }
 

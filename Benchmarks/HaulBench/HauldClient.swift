@@ -50,6 +50,23 @@ struct HauldClient: Sendable {
         )
     }
 
+    func managerProperty(_ property: ManagerProperty) async throws -> DBusValue {
+        try await connection.property(
+            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+            name: property.name
+        ).unwrapped
+    }
+
+    /// `GetManagedObjects` of hauld's object manager, decoded: returns how many objects it listed.
+    func managedObjects() async throws -> Int {
+        let reply = try await connection.call(
+            destination: HaulBus.name, path: HaulBus.rootPath, interface: StandardInterfaces.objectManager.name,
+            member: "GetManagedObjects"
+        )
+        guard case .dictionary(_, _, let objects)? = reply.first else { return 0 }
+        return objects.count
+    }
+
     func setManager(_ property: ManagerProperty, _ value: DBusValue) async throws {
         try await connection.setProperty(
             destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,

@@ -118,6 +118,9 @@ enum ReportTable {
                 ),
             ]
         }
+        if let scale = results.scale {
+            rows += scaleRows(scale)
+        }
         if let indicator = results.indicator {
             rows += [
                 Row(
@@ -133,6 +136,39 @@ enum ReportTable {
             ]
         }
         return rows
+    }
+
+    /// Ten thousand tasks: creating, listing, the `*All` calls, memory, stopping and starting again.
+    private static func scaleRows(_ scale: ScaleFigures) -> [Row] {
+        let label = "\(scale.tasks) tasks"
+        let ms = { (value: Double) in String(format: "%.0f ms", value) }
+        return [
+            Row(
+                figure: "\(label): created from \(scale.clients) clients (start-suspended)",
+                hauld: String(format: "%.0f/s", scale.creationPerSecond)
+            ),
+            Row(figure: "\(label): GetManagedObjects (median of 5)", hauld: ms(scale.managedObjectsMilliseconds)),
+            Row(figure: "\(label): haul ls (median of 3)", hauld: ms(scale.listMilliseconds)),
+            Row(
+                figure: "\(label): RSS, created / after a restart",
+                hauld: Targets.megabytes(scale.residentBytes) + " / " + Targets.megabytes(scale.restartedResidentBytes)
+            ),
+            Row(
+                figure: "\(label): ResumeAll / SuspendAll, twice",
+                hauld: [scale.resumeAllMilliseconds, scale.suspendAllMilliseconds, scale.resumeAgainMilliseconds,
+                    scale.suspendAgainMilliseconds].map(ms).joined(separator: " / ")
+            ),
+            Row(
+                figure: "\(label): most transfers at the server at once (MaxRunningTasks \(scale.maxRunningTasks))",
+                hauld: "\(scale.mostConnectionsAtOnce)"
+            ),
+            Row(figure: "\(label): CancelAll", hauld: ms(scale.cancelAllMilliseconds)),
+            Row(figure: "\(label): SIGTERM to exit", hauld: ms(scale.sigtermExitMilliseconds)),
+            Row(
+                figure: "\(label): restart to the bus name / to the first answer",
+                hauld: ms(scale.restartToNameMilliseconds) + " / " + ms(scale.restartToAnswerMilliseconds)
+            ),
+        ]
     }
 
     /// The rates on the wire over the steady part, beside the limit, and the CPU per GiB at a limit and without.

@@ -18,6 +18,7 @@ struct BenchResults: Codable, Sendable {
     var control: ControlFigures?
     var indicator: IndicatorFigures?
     var idle: IdleFigures?
+    var scale: ScaleFigures?
     var targets: [TargetCheck] = []
 }
 
@@ -157,4 +158,32 @@ struct TargetCheck: Codable, Sendable {
     var target: String
     var measured: String
     var met: Bool
+}
+
+/// Ten thousand tasks on a hauld of their own (issue #21). Times in milliseconds.
+struct ScaleFigures: Codable, Sendable {
+    var tasks: Int
+    var clients: Int
+    /// `DownloadWithOptions` with `start-suspended`, from every client at once, each task durable when answered.
+    var creationPerSecond: Double = 0
+    /// Once they are created.
+    var residentBytes = 0
+    /// Median of 5, the reply decoded.
+    var managedObjectsMilliseconds: Double = 0
+    /// `haul ls`, the process from start to exit, median of 3.
+    var listMilliseconds: Double = 0
+    var maxRunningTasks = 0
+    var resumeAllMilliseconds: Double = 0
+    var suspendAllMilliseconds: Double = 0
+    var resumeAgainMilliseconds: Double = 0
+    var suspendAgainMilliseconds: Double = 0
+    /// The most connections to the server at once from the first `ResumeAll` to the last `SuspendAll`.
+    var mostConnectionsAtOnce = 0
+    /// From SIGTERM to its exit.
+    var sigtermExitMilliseconds: Double = 0
+    /// From starting hauld again to its owning the bus name, and to its first answer (a `Properties.Get`).
+    var restartToNameMilliseconds: Double = 0
+    var restartToAnswerMilliseconds: Double = 0
+    var restartedResidentBytes = 0
+    var cancelAllMilliseconds: Double = 0
 }

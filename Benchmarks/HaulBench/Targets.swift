@@ -1,6 +1,6 @@
 import Foundation
 
-/// The targets of issues #6, #13 and #14, judged against a run's figures.
+/// The targets of issues #6, #13, #14 and #21, judged against a run's figures.
 enum Targets {
     static func check(_ results: BenchResults) -> [TargetCheck] {
         var checks: [TargetCheck] = []
@@ -110,6 +110,27 @@ enum Targets {
         }
         if let control = results.control {
             addP99("Suspend/Resume p99 ≤ 10 ms under load", ("Suspend", control.suspend), ("Resume", control.resume), 10)
+        }
+        if let scale = results.scale {
+            let tasks = "\(scale.tasks) tasks"
+            let ms = { (value: Double) in "\(format(value)) ms" }
+            add("\(tasks): restart to the first answer ≤ 1 s", ms(scale.restartToAnswerMilliseconds),
+                scale.restartToAnswerMilliseconds <= 1000)
+            add("\(tasks): GetManagedObjects ≤ 300 ms", ms(scale.managedObjectsMilliseconds),
+                scale.managedObjectsMilliseconds <= 300)
+            add("\(tasks): haul ls ≤ 1 s", ms(scale.listMilliseconds), scale.listMilliseconds <= 1000)
+            let all = [scale.resumeAllMilliseconds, scale.suspendAllMilliseconds, scale.resumeAgainMilliseconds,
+                scale.suspendAgainMilliseconds, scale.cancelAllMilliseconds]
+            add("\(tasks): ResumeAll, SuspendAll, CancelAll ≤ 1 s each", "slowest " + ms(all.max() ?? 0),
+                (all.max() ?? 0) <= 1000)
+            add("\(tasks): at most MaxRunningTasks transfers at the server at once",
+                "\(scale.mostConnectionsAtOnce) (MaxRunningTasks \(scale.maxRunningTasks))",
+                scale.maxRunningTasks == 0 || scale.mostConnectionsAtOnce <= scale.maxRunningTasks)
+            add("\(tasks): creation ≥ 1,000 tasks/s from \(scale.clients) clients",
+                String(format: "%.0f/s", scale.creationPerSecond), scale.creationPerSecond >= 1000)
+            add("\(tasks): RSS ≤ 60 MB", megabytes(scale.residentBytes), scale.residentBytes <= 60_000_000)
+            add("\(tasks): SIGTERM exits within 2 s", ms(scale.sigtermExitMilliseconds),
+                scale.sigtermExitMilliseconds <= 2000)
         }
         if let indicator = results.indicator {
             addP99(

@@ -1,6 +1,7 @@
 import DBusKit
 import HaulContract
 package import Logging
+package import ServiceKit
 
 /// Shows Haul in desktop panels: KDE job views with pause/resume/cancel buttons, a StatusNotifierItem tray icon
 /// and notifications with buttons when transfers end.
@@ -12,42 +13,35 @@ package import Logging
 /// `DownloadRateLimit`).
 ///
 /// It has the shape of hauld's services: each event (``DesktopEvent``) changes the state (``DesktopModel``) at once
-/// and queues its effects in an ordered outbox, with no `await` in between; `run()` carries the outbox out in order.
+/// and queues its effects in an ordered ``Outbox``, with no `await` in between; `run()` carries the outbox out in order.
 /// Only the answers to calls (`requestView`, the notification server's capabilities and ids) come back on their own,
-/// as events, whenever the desktop gives them: a slow Plasma holds up nothing else. Time comes from the injected clock.
-package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant {
+/// as events, whenever the desktop gives them: a slow Plasma holds up nothing else. Those calls run as children of
+/// `run()`, so `stop()` ends them too. Time comes from the injected clock.
+package actor DesktopBridge {
     private let bus: any DesktopBus
     /// The unique name of hauld's own connection: the bridge follows and calls it before it owns `org.haul.Haul1`, so
     /// that it sees every task from the first.
     private let daemon: String
-    private let clock: C
+    private let clock: any ServiceClock
     private let icons: IconLocation
     private let logger: Logger
     private var model: DesktopModel
     private var events: AsyncStream<DBusMessage>?
     private var isRunning = false
     private var toolTipTimer: Task<Void, Never>?
-    private let outbox: AsyncStream<Outgoing>
-    private let outboxInput: AsyncStream<Outgoing>.Continuation
-
-    private enum Outgoing {
-        case effect(DesktopEffect)
-        /// Resumed once everything queued before it is carried out.
-        case barrier(CheckedContinuation<Void, Never>)
-    }
+    private let outbox = Outbox<DesktopEffect>()
 
     /// `icons`: where the desktop finds Haul's icons (``IconLocation/locate(environment:)`` for hauld's own).
     package init(
         bus: any DesktopBus, daemon: String, features: DesktopFeatures, icons: IconLocation = IconLocation(),
-        clock: C, logger: Logger
+        clock: any ServiceClock, logger: Logger
     ) {
         self.bus = bus
         self.daemon = daemon
-        self.icons = icons
         self.clock = clock
+        self.icons = icons
         self.logger = logger
         model = DesktopModel(features: features)
-        (outbox, outboxInput) = AsyncStream.makeStream(of: Outgoing.self)
     }
 
     /// Subscribes to everything the bridge follows and notes which panels are there. Called before hauld exports its
@@ -86,7 +80,7 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
                     if let event = DesktopEvent(message) { receive(event) }
                 }
                 // What is queued still goes out (or fails, the connection gone); then the carrying out ends.
-                outboxInput.finish()
+                outbox.finish()
             }
             toolTipTimer?.cancel()
             serving.cancelAll()
@@ -98,7 +92,7 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
     /// ends `run()`. Without this, Plasma would say the application closed unexpectedly.
     package func stop() async {
         receive(.stopping)
-        if isRunning { await carriedOut() }
+        if isRunning { await settled() }
         await bus.flush()
         await bus.close()
     }
@@ -108,20 +102,12 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
         if case .nameOwnerChanged(KDEJobView.serverName, let owner) = event, !owner.isEmpty, model.features.jobViews {
             logger.debug("\(KDEJobView.serverName) is \(owner): showing transfers as KDE jobs")
         }
-        for effect in model.handle(event, now: clock.now) {
-            if case .armToolTipTimer(let deadline) = effect {
-                armToolTipTimer(at: deadline)
-            } else {
-                outboxInput.yield(.effect(effect))
-            }
-        }
+        for effect in model.handle(event, now: clock.now) { outbox.send(effect) }
     }
 
     /// Returns once every effect queued so far has been carried out (at once when `run()` has ended).
-    package func carriedOut() async {
-        await withCheckedContinuation { continuation in
-            if case .terminated = outboxInput.yield(.barrier(continuation)) { continuation.resume() }
-        }
+    package func settled() async {
+        await outbox.settled()
     }
 
     // MARK: Starting
@@ -187,39 +173,34 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
 
     private func armToolTipTimer(at deadline: ContinuousClock.Instant) {
         toolTipTimer?.cancel()
-        toolTipTimer = Task { [weak self, clock] in
-            try? await clock.sleep(until: deadline, tolerance: nil)
-            guard !Task.isCancelled else { return }
-            await self?.receive(.toolTipDue)
-        }
+        toolTipTimer = clock.timer(at: deadline) { [weak self] in await self?.receive(.toolTipDue) }
     }
 
     // MARK: Carrying out
 
     /// Carries out the outbox in order until it ends.
-    private nonisolated func carryOut() async {
-        for await outgoing in outbox {
-            switch outgoing {
-            case .effect(let effect): await perform(effect)
-            case .barrier(let continuation): continuation.resume()
-            }
-        }
+    private func carryOut() async {
+        await outbox.run { effect, calls in await perform(effect, calls: &calls) }
     }
 
-    /// Nothing here waits for an answer: a call that has one reports it back as an event.
-    private nonisolated func perform(_ effect: DesktopEffect) async {
+    /// Nothing here waits for an answer: a call that has one runs in `calls` and reports its answer as an event.
+    private func perform(_ effect: DesktopEffect, calls: inout DiscardingTaskGroup) async {
         do {
             switch effect {
             case .jobView(let action):
-                try perform(action)
+                try perform(action, calls: &calls)
             case .askNotificationCapabilities(let query):
-                Task { await receive(.notificationCapabilities(query: query, await notificationCapabilities())) }
+                calls.addTask {
+                    await self.receive(.notificationCapabilities(query: query, await self.notificationCapabilities()))
+                }
             case .notify(let notification, let capabilities):
-                Task { await receive(.notified(notification, id: await notify(notification, capabilities))) }
+                calls.addTask {
+                    await self.receive(.notified(notification, id: await self.notify(notification, capabilities)))
+                }
             case .openFile(let file):
                 XDGOpen.open(file, logger: logger)
             case .showInFolder(let file):
-                Task { await showInFolder(file) }
+                calls.addTask { await self.showInFolder(file) }
             case .retryTask(let task):
                 // hauld's answer needs none: the task's changes come back as `PropertiesChanged`.
                 try bus.send(
@@ -229,7 +210,7 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
                     )
                 )
             case .registerTrayIcon:
-                Task { await registerTrayIcon() }
+                calls.addTask { await self.registerTrayIcon() }
             case .setTrayStatus(let visible):
                 let status = StatusNotifierItem.status(visible: visible)
                 try await bus.updateProperties(
@@ -251,7 +232,7 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
                     path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewToolTip", []
                 )
             case .readManager:
-                Task { await receive(.managerRead(await managerProperties())) }
+                calls.addTask { await self.receive(.managerRead(await self.managerProperties())) }
             case .trayMenu(let action):
                 try perform(action)
             case .updateTrayMenu(let updates):
@@ -259,18 +240,22 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
                     path: DBusMenu.path, interface: DBusMenu.interface, member: "ItemsPropertiesUpdated",
                     TrayMenuInterface.itemsPropertiesUpdated(updates)
                 )
-            case .armToolTipTimer:
-                return  // armed when queued
+            case .armToolTipTimer(let deadline):
+                armToolTipTimer(at: deadline)
             }
         } catch {
             logger.error("the desktop bridge could not carry out \(effect): \(error)")
         }
     }
 
-    private nonisolated func perform(_ action: JobViewBook.Action) throws {
+    private nonisolated func perform(_ action: JobViewBook.Action, calls: inout DiscardingTaskGroup) throws {
         switch action {
-        case .requestView(let task, let server, let capabilities, let hints):
-            Task { await requestView(for: task, from: server, capabilities: capabilities, hints: hints) }
+        case .requestView(let task, let server, let desktopEntry, let capabilities, let hints):
+            calls.addTask {
+                await self.requestView(
+                    for: task, from: server, desktopEntry: desktopEntry, capabilities: capabilities, hints: hints
+                )
+            }
         case .update(let view, let properties):
             try bus.send(
                 .methodCall(
@@ -338,7 +323,8 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
 
     /// A busy Plasma may take its time: the model keeps the task's state meanwhile, and the answer sends it.
     private nonisolated func requestView(
-        for task: ObjectPath, from server: String, capabilities: Int32, hints: [String: DBusValue]
+        for task: ObjectPath, from server: String, desktopEntry: String, capabilities: Int32,
+        hints: [String: DBusValue]
     ) async {
         var view: ObjectPath?
         do {
@@ -346,7 +332,7 @@ package actor DesktopBridge<C: Clock> where C.Instant == ContinuousClock.Instant
                 .methodCall(
                     destination: server, path: KDEJobView.serverPath, interface: KDEJobView.serverInterface,
                     member: "requestView",
-                    body: [.string(KDEJobView.desktopEntry), .int32(capabilities), .vardict(hints)]
+                    body: [.string(desktopEntry), .int32(capabilities), .vardict(hints)]
                 ),
                 timeout: .seconds(60)
             )

@@ -1,7 +1,9 @@
 package import DBusKit
+import FoundationEssentials
 import HaulContract
 package import HaulCore
 package import Logging
+package import ServiceKit
 
 /// Runs the delayed activity manager on the bus: owns the pure state machine, the per-client
 /// holds and the persisted settings, executes the machine's actions (timers, publications) and exports
@@ -17,25 +19,25 @@ package actor ActivityIndicatorService {
     private var machine: Machine
     private var settings: IndicatorSettings
     private let store: IndicatorSettingsStore
+    /// Writes the settings off the actor.
+    private let writer: TaskRecordWriter
     private var holds = ActivityHolds()
     private var runningTasks: UInt32 = 0
     private var timers: [ActivityIndicatorTimer: Task<Void, Never>] = [:]
     private let objects: DBusObjectServer
     private let logger: Logger
-    private let outbox: AsyncStream<Publication>
-    private let outboxInput: AsyncStream<Publication>.Continuation
+    private let outbox = Outbox<Publication>()
 
-    private enum Publication {
-        /// One batch of property changes, and the visibility signal when visibility really changed.
-        case change(properties: [String: DBusValue], visibility: Bool?)
-        /// Resumed once everything queued before it is published.
-        case barrier(CheckedContinuation<Void, Never>)
+    /// One batch of property changes, and the visibility signal when visibility really changed.
+    private struct Publication {
+        let properties: [String: DBusValue]
+        let visibility: Bool?
     }
 
     /// `clock` is hauld's `EventLoopClock` unless a test moves time by hand.
     package init(
-        objects: DBusObjectServer, store: IndicatorSettingsStore, clock: any ServiceClock = EventLoopClock(),
-        logger: Logger
+        objects: DBusObjectServer, store: IndicatorSettingsStore, writer: TaskRecordWriter? = nil,
+        clock: any ServiceClock = EventLoopClock(), logger: Logger
     ) {
         let loaded = store.load()
         if let problem = loaded.problem {
@@ -47,10 +49,11 @@ package actor ActivityIndicatorService {
             isEnabled: settings.enabled
         )
         self.store = store
+        // A writer of its own when hauld shares none (its store's folder is never used: it writes no records).
+        self.writer = writer ?? TaskRecordWriter(store: TaskStore(directory: store.url.deletingLastPathComponent()))
         self.clock = clock
         self.objects = objects
         self.logger = logger
-        (outbox, outboxInput) = AsyncStream.makeStream(of: Publication.self)
     }
 
     /// The interface to export at `/org/haul/Haul1/Manager`, with the current values.
@@ -86,32 +89,30 @@ package actor ActivityIndicatorService {
 
     /// Publishes until cancelled.
     package func run() async {
-        for await publication in outbox {
-            guard case .change(let properties, let visibility) = publication else {
-                if case .barrier(let continuation) = publication { continuation.resume() }
-                continue
-            }
-            do {
-                try await objects.updateProperties(
-                    properties, interface: HaulBus.indicatorInterface, at: HaulBus.managerPath
-                )
-                if let visible = visibility {
-                    try await objects.emitSignal(
-                        path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-                        member: IndicatorSignal.visibilityChanged.rawValue,
-                        [.boolean(visible)]
-                    )
-                }
-            } catch {
-                logger.error("could not publish the indicator state: \(error)")
-            }
-        }
+        await outbox.run { publication, _ in await publish(publication) }
         timers.values.forEach { $0.cancel() }
     }
 
-    /// Returns once every change queued so far is on the bus.
+    private func publish(_ publication: Publication) async {
+        do {
+            try await objects.updateProperties(
+                publication.properties, interface: HaulBus.indicatorInterface, at: HaulBus.managerPath
+            )
+            if let visible = publication.visibility {
+                try await objects.emitSignal(
+                    path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+                    member: IndicatorSignal.visibilityChanged.rawValue,
+                    [.boolean(visible)]
+                )
+            }
+        } catch {
+            logger.error("could not publish the indicator state: \(error)")
+        }
+    }
+
+    /// Returns once every change queued so far is on the bus (at once when `run()` has ended).
     private func published() async {
-        await withCheckedContinuation { outboxInput.yield(.barrier($0)) }
+        await outbox.settled()
     }
 
     // MARK: Activity
@@ -154,7 +155,7 @@ package actor ActivityIndicatorService {
 
     // MARK: Settings
 
-    private func set(_ name: String, _ value: DBusValue) throws {
+    private func set(_ name: String, _ value: DBusValue) async throws {
         var updated = settings
         switch (IndicatorProperty(rawValue: name), value) {
         case (.enabled?, .boolean(let enabled)):
@@ -179,7 +180,7 @@ package actor ActivityIndicatorService {
         }
         settings = updated
         do {
-            try store.save(updated)
+            try await store.save(updated, with: writer)
         } catch {
             logger.warning("the indicator settings apply now but could not be saved: \(error)")
         }
@@ -215,7 +216,7 @@ package actor ActivityIndicatorService {
                 visibility = visible
             }
         }
-        if !properties.isEmpty { outboxInput.yield(.change(properties: properties.byName, visibility: visibility)) }
+        if !properties.isEmpty { outbox.send(Publication(properties: properties.byName, visibility: visibility)) }
     }
 
     private func timerFired(_ kind: ActivityIndicatorTimer, generation: UInt64) {

@@ -16,6 +16,13 @@ extension TaskStateName {
     }
 }
 
+extension TaskStateName {
+    /// The bus's `State` of a task in the queue: `queued` while a running task waits.
+    init(_ shown: TransferQueue<ContinuousClock.Instant>.PublicState) {
+        self = shown.isQueued ? .queued : TaskStateName(shown.state)
+    }
+}
+
 extension TaskPriorityName {
     package init(_ priority: TransferPriority) {
         self =

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+package import ServiceKit
 
 /// `ContinuousClock`'s time, with sleeps scheduled on NIO's event loops instead of libdispatch.
 ///
@@ -11,7 +12,7 @@ import NIOPosix
 /// libdispatch's worker-pool monitor: a 1 Hz timer that wakes the process for the rest of its life. hauld's
 /// timers (retry back-off, progress ticker, indicator delays, tray tooltip) sleep here instead, and hauld runs Swift
 /// concurrency on the same loops (its entry point), so an idle hauld has no timer that repeats.
-package struct EventLoopClock: Clock {
+package struct EventLoopClock: ServiceClock {
     package typealias Instant = ContinuousClock.Instant
 
     package init() {}

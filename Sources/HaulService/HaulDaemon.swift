@@ -46,7 +46,8 @@ package struct HaulDaemon: Service {
             if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
                 return URL(fileURLWithPath: state).appendingPathComponent("haul")
             }
-            let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path(percentEncoded: false)
+            let home =
+                environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path(percentEncoded: false)
             return URL(fileURLWithPath: home).appendingPathComponent(".local/state/haul")
         }
     }
@@ -79,7 +80,10 @@ package struct HaulDaemon: Service {
         let store = IndicatorSettingsStore(
             url: configuration.stateDirectory.appendingPathComponent("indicator.json")
         )
-        let indicator = ActivityIndicatorService(objects: objects, store: store, logger: logger)
+        // Every durable write of hauld's state goes through this one thread, in group commits.
+        let taskStore = TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks"))
+        let writer = TaskRecordWriter(store: taskStore)
+        let indicator = ActivityIndicatorService(objects: objects, store: store, writer: writer, logger: logger)
         var clientConfiguration = TransferClient.Configuration()
         clientConfiguration.readTimeout = configuration.readTimeout
         clientConfiguration.proxies = configuration.proxies
@@ -94,7 +98,7 @@ package struct HaulDaemon: Service {
         }
         let tasks = TaskService(
             objects: objects, indicator: indicator, attempts: attempts, rates: rates,
-            store: TaskStore(directory: configuration.stateDirectory.appendingPathComponent("tasks")),
+            store: taskStore, records: writer,
             settingsURL: configuration.stateDirectory.appendingPathComponent("manager.json"), logger: logger
         )
 
@@ -102,7 +106,10 @@ package struct HaulDaemon: Service {
         let bridge = await desktopBridge(following: connection.uniqueName)
         await objects.addObjectManager(at: HaulBus.rootPath)
         try await objects.export(
-            [await ManagerService.exportedInterface(tasks: tasks), await indicator.exportedInterface()],
+            [
+                await ManagerService.exportedInterface(tasks: tasks, callers: connection),
+                await indicator.exportedInterface(),
+            ],
             at: HaulBus.managerPath
         )
         await objects.onPeerVanished { name in await indicator.releaseHolds(of: name) }
@@ -178,7 +185,7 @@ package struct HaulDaemon: Service {
 
     /// The desktop bridge on a connection of its own (it is hauld's client), subscribed to hauld's connection
     /// `daemon`. Without one, hauld goes on: panels are a convenience.
-    private func desktopBridge(following daemon: String) async -> DesktopBridge<EventLoopClock>? {
+    private func desktopBridge(following daemon: String) async -> DesktopBridge? {
         let features = configuration.desktop
         guard !features.isEmpty else { return nil }
         do {

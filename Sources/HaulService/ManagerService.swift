@@ -5,21 +5,26 @@ import HaulTransfer
 
 /// `org.haul.Haul1.Manager`: validates transfer requests and hands them to the task service.
 enum ManagerService {
-    static func exportedInterface(tasks: TaskService) async -> DBusExportedInterface {
+    /// `callers` is hauld's connection, which asks the bus who called (for `Application`).
+    static func exportedInterface(tasks: TaskService, callers: DBusConnection) async -> DBusExportedInterface {
         DBusExportedInterface(
             HaulInterfaces.manager,
             methods: ManagerMethod.handlers([
                 .download: { call in
-                    try await download(call.arguments, options: [:], tasks: tasks)
+                    try await download(call, options: [:], tasks: tasks, callers: callers)
                 },
                 .downloadWithOptions: { call in
-                    try await download(call.arguments, options: try vardict(call.arguments[2]), tasks: tasks)
+                    try await download(
+                        call, options: try vardict(call.arguments[2]), tasks: tasks, callers: callers
+                    )
                 },
                 .upload: { call in
-                    try await upload(call.arguments, options: [:], tasks: tasks)
+                    try await upload(call, options: [:], tasks: tasks, callers: callers)
                 },
                 .uploadWithOptions: { call in
-                    try await upload(call.arguments, options: try vardict(call.arguments[2]), tasks: tasks)
+                    try await upload(
+                        call, options: try vardict(call.arguments[2]), tasks: tasks, callers: callers
+                    )
                 },
                 .listTasks: { _ in [.objectPaths(await tasks.list())] },
                 .suspendAll: { _ in await tasks.forEachTask(.suspend); return [] },
@@ -39,7 +44,12 @@ enum ManagerService {
                 case .inhibitSleep: try await tasks.setInhibitSleep(value)
                 case .networkState, .metered, .powerSaver, nil: break
                 }
-            }
+            },
+            // A new task waits for its record to be durable: meanwhile the next calls go on, and the next new tasks
+            // share the disk's syncs. No client can name a task before its creation has answered.
+            concurrentMethods: Set(
+                [ManagerMethod.download, .downloadWithOptions, .upload, .uploadWithOptions].map(\.rawValue)
+            )
         )
     }
 
@@ -53,27 +63,37 @@ enum ManagerService {
         ]
     }
 
-    private static func download(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)
-        async throws -> [DBusValue]
+    private static func download(
+        _ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService, callers: DBusConnection
+    ) async throws -> [DBusValue]
     {
-        let (url, path) = try endpoints(arguments)
-        let decoded = try TransferOptionsDecoder.download(options)
-        return [.objectPath(try await tasks.download(url: url, destination: path, options: decoded))]
+        let arguments = call.arguments
+        let (url, destination) = try request { () throws(TransferRequestError) in
+            (
+                try TransferURL(arguments[0].stringValue ?? ""),
+                try DownloadDestination(arguments[1].stringValue ?? "", downloadsFolder: UserDownloadsFolder.resolve)
+            )
+        }
+        var decoded = try TransferOptionsDecoder.download(options)
+        decoded.application = await CallerIdentity.application(
+            of: call.sender, claimed: decoded.claimedApplication, bus: callers
+        )
+        return [.objectPath(try await tasks.download(url: url, destination: destination, options: decoded))]
     }
 
-    private static func upload(_ arguments: [DBusValue], options: [String: DBusValue], tasks: TaskService)
-        async throws -> [DBusValue]
+    private static func upload(
+        _ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService, callers: DBusConnection
+    ) async throws -> [DBusValue]
     {
-        let (url, path) = try endpoints(arguments)
-        let decoded = try TransferOptionsDecoder.upload(options)
-        return [.objectPath(try await tasks.upload(url: url, source: path, options: decoded))]
-    }
-
-    /// The URL and local path every transfer method starts with.
-    private static func endpoints(_ arguments: [DBusValue]) throws(DBusError) -> (TransferURL, LocalPath) {
-        try request { () throws(TransferRequestError) in
+        let arguments = call.arguments
+        let (url, path) = try request { () throws(TransferRequestError) in
             (try TransferURL(arguments[0].stringValue ?? ""), try LocalPath(arguments[1].stringValue ?? ""))
         }
+        var decoded = try TransferOptionsDecoder.upload(options)
+        decoded.application = await CallerIdentity.application(
+            of: call.sender, claimed: nil, bus: callers
+        )
+        return [.objectPath(try await tasks.upload(url: url, source: path, options: decoded))]
     }
 
     private static func vardict(_ value: DBusValue) throws(DBusError) -> [String: DBusValue] {

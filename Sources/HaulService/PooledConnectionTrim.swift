@@ -1,4 +1,5 @@
 import CGlibcExtras
+package import ServiceKit
 
 /// Gives back to the system what async-http-client frees when it closes the connections it kept for reuse.
 ///

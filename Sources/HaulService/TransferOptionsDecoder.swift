@@ -33,6 +33,21 @@ enum TransferOptionsDecoder {
                 result.priority = try priority(key, name)
             case (.allowMetered?, .boolean(let allowed)):
                 result.allowMetered = allowed
+            case (.filenameHint?, .string(let hint)):
+                guard hint.utf8.count <= DownloadOptions.maximumHintBytes else {
+                    throw HaulErrorName.invalidArgument.error(
+                        "\(key) is longer than \(DownloadOptions.maximumHintBytes) bytes"
+                    )
+                }
+                result.filenameHint = hint
+            case (.application?, .string(let name)):
+                guard let application = CallerApplication.claimed(name) else {
+                    throw HaulErrorName.invalidArgument.error(
+                        "\(key) must be a desktop-file id of at most \(CallerApplication.maximumBytes) bytes, without "
+                            + "white space, '/' or control characters"
+                    )
+                }
+                result.claimedApplication = application
             default:
                 throw invalid(key, value, known: DownloadOption.summary)
             }

@@ -6,6 +6,8 @@ package struct CommandResult: Sendable {
     /// The exit status, or 128 + N when signal N ended it.
     package let status: Int32
     package let stdout: String
+    /// Standard output as bytes, for a program whose output is not text.
+    package let stdoutBytes: Data
     package let stderr: String
     /// What the process (not its children) consumed, as `wait4` reported it.
     package let usage: ResourceUsage
@@ -34,6 +36,13 @@ package struct ResourceUsage: Sendable {
 package enum Command {
     package static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
+    ) async throws -> CommandResult {
+        await finish(try start(executable, arguments, environment: environment, input: input.map { Data($0.utf8) }))
+    }
+
+    /// Runs a program with `input` as its standard input, bytes that need not be text.
+    package static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, bytes input: Data
     ) async throws -> CommandResult {
         await finish(try start(executable, arguments, environment: environment, input: input))
     }
@@ -84,6 +93,13 @@ package enum Command {
     package static func start(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
     ) throws -> Running {
+        try start(executable, arguments, environment: environment, input: input.map { Data($0.utf8) })
+    }
+
+    /// Starts a program with `input` (if any) as its standard input, written in full and closed.
+    package static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: Data?
+    ) throws -> Running {
         let path = executable.hasPrefix("/") ? executable : try which(executable)
         var stdoutPipe: [Int32] = [-1, -1]
         var stderrPipe: [Int32] = [-1, -1]
@@ -131,8 +147,15 @@ package enum Command {
             throw TestSupportError("cannot run \(path): \(String(cString: strerror(error)))")
         }
         let stdinWriter = FileHandle(fileDescriptor: stdinPipe[1], closeOnDealloc: true)
-        if let input { stdinWriter.write(Data(input.utf8)) }
-        try? stdinWriter.close()
+        // From a thread of its own: input beyond the pipe's buffer blocks until the child reads it.
+        if let input {
+            Thread.detachNewThread {
+                try? stdinWriter.write(contentsOf: input)
+                try? stdinWriter.close()
+            }
+        } else {
+            try? stdinWriter.close()
+        }
         return Running(
             pid: pid,
             stdout: FileHandle(fileDescriptor: stdoutPipe[0], closeOnDealloc: true),
@@ -163,6 +186,7 @@ package enum Command {
                     returning: CommandResult(
                         status: status,
                         stdout: String(decoding: output.withLock { $0 }, as: UTF8.self),
+                        stdoutBytes: output.withLock { $0 },
                         stderr: String(decoding: errors, as: UTF8.self),
                         usage: usage
                     )

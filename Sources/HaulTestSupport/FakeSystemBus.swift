@@ -83,7 +83,7 @@ package final class FakeSystemBus: Sendable {
 
     /// Starts the bus and the services, all present but `absent`, and waits until they own their names.
     package static func start(absent: Set<Service> = []) async throws -> FakeSystemBus {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         let arguments = [scriptPath, "--address", bus.address] + absent.flatMap { ["--absent", $0.rawValue] }
         let process: Command.Running
         do {
@@ -93,7 +93,7 @@ package final class FakeSystemBus: Sendable {
             throw error
         }
         do {
-            let line = try await readLine(of: process)
+            let line = try await process.firstLine(timeout: 30)
             guard line == "READY" else { throw TestSupportError("it printed \(line.debugDescription)") }
             let control = try await DBusConnection.connect(address: bus.address)
             let stderr = process.stderr
@@ -105,17 +105,6 @@ package final class FakeSystemBus: Sendable {
             _ = process.wait()
             bus.stop()
             throw TestSupportError("fake-system-services.py did not start: \(error) \(errors)")
-        }
-    }
-
-    /// The script's first line, read on a thread of its own: blocking reads stay off the Swift concurrency pool.
-    private static func readLine(of process: Command.Running) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(
-                    with: Result { try TestHTTPServer.readLine(from: process.stdout.fileDescriptor, timeout: 30) }
-                )
-            }
         }
     }
 

@@ -22,6 +22,11 @@ package final class HauldProcess: Sendable {
             !Self.proxyVariables.contains($0.key) && !Self.trustVariables.contains($0.key)
         }
         environment["XDG_STATE_HOME"] = state.path
+        // A home of its own (made when first needed), so that a download into the user's folder ("") never touches
+        // the real one; XDG_CONFIG_HOME with it, where user-dirs.dirs is read.
+        let home = state.appendingPathComponent("home")
+        environment["HOME"] = home.path
+        environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
         environment.removeValue(forKey: "JOURNAL_STREAM")
         // Never the machine's own system bus: a test that wants one passes a FakeSystemBus's `environment`; without
         // it hauld finds no system bus at all, as on a machine without one.

@@ -6,7 +6,7 @@ import Synchronization
 /// HTTP server running inside it. Needs root (CAP_NET_ADMIN) and `ip` (iproute2).
 ///
 /// ```swift
-/// let host = try NetworkNamespaceHost()
+/// let host = try await NetworkNamespaceHost()
 /// defer { host.stop() }
 /// let url = host.server.url("/gen/1m?seed=3")   // http://10.213.0.2:<port>/gen/1m?seed=3
 /// ```
@@ -30,8 +30,8 @@ package final class NetworkNamespaceHost: Sendable {
     private let stopped = Mutex(false)
 
     /// Creates the namespace and the pair, then starts the server in the namespace (serving `root` under `/files/`).
-    /// Blocks the calling thread for the `ip` commands and until the server listens: well under a second.
-    package init(root: URL? = nil, verbose: Bool = false) throws {
+    /// Blocks the calling thread for the `ip` commands (milliseconds), then waits until the server listens.
+    package init(root: URL? = nil, verbose: Bool = false) async throws {
         Self.removeLeftovers()
         let namespace = "haul-test-\(getpid())-\(Self.counter.add(1, ordering: .relaxed).newValue)"
         try Self.ip(["netns", "add", namespace])
@@ -46,7 +46,7 @@ package final class NetworkNamespaceHost: Sendable {
             try Self.ip(["-n", namespace, "addr", "add", "\(address)/30", "dev", Self.innerInterface])
             try Self.ip(["-n", namespace, "link", "set", Self.innerInterface, "up"])
             try Self.ip(["-n", namespace, "link", "set", "lo", "up"])
-            server = try TestHTTPServer(
+            server = try await TestHTTPServer(
                 root: root, verbose: verbose, host: address, launcher: [try Self.ipPath(), "netns", "exec", namespace]
             )
             self.namespace = namespace

@@ -8,8 +8,9 @@ package final class PrivateBus: Sendable {
     package let directory: URL
     private let process: Command.Running
 
-    /// Starts the bus; `serviceDirectory` enables D-Bus activation of the `.service` files found there.
-    package init(serviceDirectory: URL? = nil) throws {
+    /// Starts the bus; `serviceDirectory` enables D-Bus activation of the `.service` files found there. Waits off the
+    /// concurrency pool until the daemon listens.
+    package init(serviceDirectory: URL? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus").path
@@ -31,19 +32,23 @@ package final class PrivateBus: Sendable {
             </busconfig>
             """
         let configURL = directory.appendingPathComponent("bus.conf")
-        try config.write(to: configURL, atomically: true, encoding: .utf8)
+        // Not atomic: a throwaway file needs no fsync, which a busy disk makes last seconds.
+        try config.write(to: configURL, atomically: false, encoding: .utf8)
 
         process = try Command.start(
             "/usr/bin/dbus-daemon", ["--config-file=\(configURL.path)", "--nofork", "--print-address=1"]
         )
         // The daemon prints its address once it listens.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = process.stdout.availableData
-            guard !chunk.isEmpty else { throw TestSupportError("dbus-daemon exited before printing its address") }
-            line.append(chunk)
+        let line: String
+        do {
+            line = try await process.firstLine(timeout: 30)
+        } catch {
+            kill(process.pid, SIGKILL)
+            _ = process.wait()
+            try? FileManager.default.removeItem(at: directory)
+            throw TestSupportError("dbus-daemon did not print its address: \(error)")
         }
-        address = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        address = line.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The environment a child process needs to use this bus (and no other).

@@ -1,11 +1,13 @@
 package import Foundation
 import Synchronization
 
-/// A real HTTP/1.1 server on 127.0.0.1 for one test, with fault injection: `scripts/test-http-server.py`
-/// (Python 3 standard library only). See the script's header for every path and query parameter.
+/// A real HTTP/1.1 server on 127.0.0.1 for one test, with fault injection: `scripts/test-http-server/` (Python 3
+/// standard library only). Its `__main__.py` lists every path and the module that answers it; each module documents
+/// its query parameters. Here it is started and stopped; `TestHTTPServer+Requests.swift` asks it for its statistics
+/// (`ServerStats`), and `TestHTTPServer+Content.swift` computes its generated content without it.
 ///
 /// ```swift
-/// let server = try TestHTTPServer()
+/// let server = try await TestHTTPServer()
 /// defer { server.stop() }
 /// let url = server.url("/gen/1m?seed=3&reset-after=100000")   // 1 MiB, reset after 100 000 bytes once
 /// // … download `url` …
@@ -38,9 +40,8 @@ package final class TestHTTPServer: Sendable {
     private let errorLog = ErrorLog()
     private let stopped = Mutex(false)
 
-    /// Starts the server (serving `root` under `/files/`) and waits until it listens.
-    ///
-    /// Blocks the calling thread until the script prints its port: a few hundred milliseconds.
+    /// Starts the server (serving `root` under `/files/`) and waits until it listens: a few hundred milliseconds, and
+    /// seconds on a loaded machine, waited for on a thread of its own (`Command.Running.firstLine(timeout:)`).
     /// `verbose` copies the server's per-request log to this process's standard error. With `tls` it serves https
     /// with that server certificate. `arguments` adds options of the script (`--connect-ports`, `--proxy-auth`).
     /// `host` is the IPv4 address to listen on, and `launcher` a command that runs the script where that address is
@@ -48,7 +49,7 @@ package final class TestHTTPServer: Sendable {
     package init(
         root: URL? = nil, verbose: Bool = false, tls: TestCertificates? = nil, arguments extra: [String] = [],
         host: String = "127.0.0.1", launcher: [String] = []
-    ) throws {
+    ) async throws {
         self.host = host
         self.root = root
         self.tls = tls
@@ -74,19 +75,19 @@ package final class TestHTTPServer: Sendable {
         // The script prints `PORT <n>` once it listens.
         let line: String
         do {
-            line = try Self.readLine(from: process.stdout.fileDescriptor, timeout: 30)
+            line = try await process.firstLine(timeout: 30)
         } catch {
             kill(process.pid, SIGKILL)
             let errors = String(decoding: process.stderr.readDataToEndOfFile(), as: UTF8.self)
             _ = process.wait()
             try? FileManager.default.removeItem(at: directory)
-            throw TestSupportError("test-http-server.py did not start: \(error) \(errors)")
+            throw TestSupportError("scripts/test-http-server did not start: \(error) \(errors)")
         }
         guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
             kill(process.pid, SIGKILL)
             _ = process.wait()
             try? FileManager.default.removeItem(at: directory)
-            throw TestSupportError("test-http-server.py printed \(line.debugDescription) instead of its port")
+            throw TestSupportError("scripts/test-http-server printed \(line.debugDescription) instead of its port")
         }
         self.port = port
 
@@ -114,9 +115,6 @@ package final class TestHTTPServer: Sendable {
     /// `<host>:<port>`, as a proxy variable or a `CONNECT` names it.
     package var authority: String { "\(host):\(port)" }
 
-    /// curl's options to trust this server.
-    private var curlTrust: [String] { tls.map { ["--cacert", $0.authority.path] } ?? [] }
-
     /// `baseURL` + `pathAndQuery` (a `/` is added in front when missing).
     package func url(_ pathAndQuery: String) -> String {
         baseURL + (pathAndQuery.hasPrefix("/") ? pathAndQuery : "/" + pathAndQuery)
@@ -124,67 +122,6 @@ package final class TestHTTPServer: Sendable {
 
     /// What the server wrote to standard error so far (the last 64 KiB): empty unless something went wrong.
     package var errors: String { String(decoding: errorLog.data.withLock { $0 }, as: UTF8.self) }
-
-    /// The server's statistics, keyed by the request target exactly as the client sent it (`/gen/10?seed=1`).
-    ///
-    /// Every body byte a client has received is counted: the server waits for in-flight writes before answering.
-    package func stats() async throws -> ServerStats {
-        let body = try await get("/stats")
-        do {
-            return try JSONDecoder().decode(ServerStats.self, from: Data(body.utf8))
-        } catch {
-            throw TestSupportError("cannot decode /stats (\(error)): \(body)")
-        }
-    }
-
-    /// Polls `/stats` until `condition` holds (for what the server learns late, such as a client that gave
-    /// up during a stall: outcome `client-closed`). Returns the last statistics either way.
-    package func stats(
-        timeout: Duration = .seconds(5), until condition: (ServerStats) -> Bool
-    ) async throws -> ServerStats {
-        var stats = try await stats()
-        do {
-            try await waitUntil("the server's statistics", timeout: timeout, every: .milliseconds(25)) {
-                if condition(stats) { return true }
-                stats = try await self.stats()
-                return condition(stats)
-            }
-        } catch is WaitTimeout {}
-        return stats
-    }
-
-    /// Clears the statistics and the fault counters (`fail-times`, `reset-times`, … start over).
-    package func resetStats() async throws {
-        let result = try await Command.run(
-            "curl",
-            ["-s", "-S", "--noproxy", "*", "--max-time", "10", "-X", "POST", "-o", "/dev/null", "-w", "%{http_code}"]
-                + curlTrust + [url("/stats/reset")]
-        )
-        guard result.status == 0, result.stdout == "204" else {
-            throw TestSupportError("POST /stats/reset failed: curl \(result.status) \(result.stdout) \(result.stderr)")
-        }
-    }
-
-    /// The lower-case hex SHA-256 of what `GET pathAndQuery` serves in full (`/gen/…`, `/files/…`, `/uploads/…`),
-    /// asked of the server (`/sha256` + path; fault parameters in the query are applied to that request too).
-    package func sha256(_ pathAndQuery: String) async throws -> String {
-        let path = ServerStats.target(pathAndQuery)
-        return try await get("/sha256" + (path.hasPrefix("/") ? path : "/" + path))
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    /// The body of `GET pathAndQuery` as text; throws unless the answer is 2xx.
-    package func get(_ pathAndQuery: String) async throws -> String {
-        let result = try await Command.run(
-            "curl",
-            ["-s", "-S", "--noproxy", "*", "--fail", "--max-time", "30"] + curlTrust
-                + [url(ServerStats.target(pathAndQuery))]
-        )
-        guard result.status == 0 else {
-            throw TestSupportError("GET \(pathAndQuery) failed: curl \(result.status) \(result.stderr)")
-        }
-        return result.stdout
-    }
 
     /// Sends SIGTERM and waits for the server to exit (SIGKILL after 5 s); removes `uploadDirectory`.
     /// Idempotent; also done on deinit.
@@ -206,76 +143,22 @@ package final class TestHTTPServer: Sendable {
 
     deinit { stop() }
 
-    // MARK: Generated content without a server
-
-    /// SHA-256 (lower-case hex) of `/gen/<size>?seed=<seed>`, or of its bytes `range` (offsets, inclusive).
-    ///
-    /// The generator: for k = 0, 1, 2, …, SHAKE128 of the ASCII string `haul-gen:<seed>:<k>` (decimal numbers),
-    /// 65 536 bytes of output each, concatenated and cut at `size`. Computed by the script, no server needed.
-    package static func sha256OfGenerated(size: Int, seed: Int, range: ClosedRange<Int>? = nil) async throws -> String {
-        var arguments = [scriptPath, "--sha256-gen", String(size), String(seed)]
-        if let range { arguments += ["--range", "\(range.lowerBound)-\(range.upperBound)"] }
-        let result = try await Command.run(try python(), arguments)
-        guard result.status == 0 else { throw TestSupportError("--sha256-gen failed: \(result.stderr)") }
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    /// Writes the bytes of `/gen/<size>?seed=<seed>` (or only `range`, offsets inclusive) to `file`,
-    /// e.g. to leave a partial download behind for a resume test.
-    package static func writeGenerated(size: Int, seed: Int, range: ClosedRange<Int>? = nil, to file: URL) async throws {
-        var arguments = [scriptPath, "--gen", String(size), String(seed), "--output", file.path]
-        if let range { arguments += ["--range", "\(range.lowerBound)-\(range.upperBound)"] }
-        let result = try await Command.run(try python(), arguments)
-        guard result.status == 0 else { throw TestSupportError("--gen failed: \(result.stderr)") }
-    }
-
-    /// SHA-256 (lower-case hex) of a file's contents, by `sha256sum`.
-    package static func sha256(ofFile file: URL) async throws -> String {
-        let result = try await Command.run("sha256sum", ["-b", file.path])
-        guard result.status == 0, let hex = result.stdout.split(separator: " ").first, hex.count == 64 else {
-            throw TestSupportError("sha256sum \(file.path) failed: \(result.stderr)")
-        }
-        return String(hex)
-    }
-
     // MARK: Internals
 
-    /// `scripts/test-http-server.py`, found from this source file (Sources/HaulTestSupport/../../scripts/).
+    /// `scripts/test-http-server`, found from this source file (Sources/HaulTestSupport/../../scripts/): a folder
+    /// that Python runs as a program (its `__main__.py`).
     package static var scriptPath: String {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("scripts/test-http-server.py").path
+            .appendingPathComponent("scripts/test-http-server").path
     }
 
     /// `$HAUL_TEST_PYTHON`, else `/usr/bin/python3`, else `python3` on `PATH` (version managers' shims
     /// such as pyenv's add a second or more to every start).
-    static func python() throws -> String {
+    package static func python() throws -> String {
         if let python = ProcessInfo.processInfo.environment["HAUL_TEST_PYTHON"], !python.isEmpty { return python }
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") { return "/usr/bin/python3" }
         return try Command.which("python3")
-    }
-
-    /// Reads up to the first newline, giving up after `timeout` seconds or at end of file.
-    static func readLine(from fd: Int32, timeout: Double) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var line = [UInt8]()
-        var byte: UInt8 = 0
-        while true {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { throw TestSupportError("timed out after \(timeout) s") }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(left, 1) * 1000))
-            if ready < 0 && errno != EINTR { throw TestSupportError("poll: \(String(cString: strerror(errno)))") }
-            guard ready > 0 else { continue }
-            let count = read(fd, &byte, 1)
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw TestSupportError("read: \(String(cString: strerror(errno)))")
-            }
-            guard count == 1 else { throw TestSupportError("it exited") }
-            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
-            line.append(byte)
-        }
     }
 }
 
@@ -283,119 +166,3 @@ private final class ErrorLog: Sendable {
     let data = Mutex(Data())
 }
 
-/// What `GET /stats` answered. Keys are request targets exactly as sent (`/gen/10?seed=1&reset-after=5`);
-/// every lookup also accepts a full URL (`server.url(…)`), whose scheme and host are dropped.
-package struct ServerStats: Sendable, Decodable {
-    /// One request, in arrival order.
-    package struct Request: Sendable, Decodable, Equatable {
-        package let method: String
-        /// Numbers the server's TCP connections from 1: equal numbers mean a reused (keep-alive) connection.
-        package let connection: Int
-        package let range: String?
-        package let ifRange: String?
-        /// The `Authorization` and `Cookie` headers received.
-        package let authorization: String?
-        package let cookie: String?
-        /// The status answered (nil for an upload reset before its answer).
-        package let status: Int?
-        /// Content bytes written to the socket for this request.
-        package let bytesSent: Int
-        /// `pending`, `complete`, `reset`, `closed` (close-after), `stalling`, `client-closed`.
-        package let outcome: String
-
-        enum CodingKeys: String, CodingKey {
-            case method, connection, range, status, outcome, authorization, cookie
-            case ifRange = "if_range"
-            case bytesSent = "bytes_sent"
-        }
-    }
-
-    /// One `PUT`/`POST /upload/<name>`.
-    package struct Upload: Sendable, Decodable, Equatable {
-        package let method: String
-        package let name: String
-        /// Body bytes received (so far, for a reset upload).
-        package let bytes: Int
-        package let sha256: String?
-        package let chunked: Bool
-        package let status: Int?
-        package let outcome: String
-    }
-
-    /// Everything about one request target.
-    package struct Entry: Sendable, Decodable {
-        /// Requests of any method.
-        package let requests: Int
-        package let methods: [String: Int]
-        /// The `Range` headers received, in order (requests without one are left out).
-        package let ranges: [String]
-        /// Content bytes (of 2xx bodies of `/gen`, `/files`, `/uploads`) written to sockets, over all requests.
-        package let bytesSent: Int
-        package let log: [Request]
-        package let uploads: [Upload]
-
-        enum CodingKeys: String, CodingKey {
-            case requests, methods, ranges, log, uploads
-            case bytesSent = "bytes_sent"
-        }
-    }
-
-    /// One `CONNECT` (the server acting as a forward proxy).
-    package struct Tunnel: Sendable, Decodable, Equatable {
-        /// `host:port` as asked.
-        package let target: String
-        package let proxyAuthorization: String?
-        package let status: Int
-
-        enum CodingKeys: String, CodingKey {
-            case target, status
-            case proxyAuthorization = "proxy_authorization"
-        }
-    }
-
-    /// One absolute-form request (the server acting as a forward proxy for plain http).
-    package struct Forwarded: Sendable, Decodable, Equatable {
-        package let method: String
-        /// The absolute URL as asked.
-        package let target: String
-        package let proxyAuthorization: String?
-        package let authorization: String?
-        /// 0 when passed on (the server's answer is in its own statistics), else the proxy's refusal.
-        package let status: Int
-
-        enum CodingKeys: String, CodingKey {
-            case method, target, status, authorization
-            case proxyAuthorization = "proxy_authorization"
-        }
-    }
-
-    /// Every request target seen, as sent by the client.
-    package let paths: [String: Entry]
-    /// Every tunnel asked for, in order.
-    package let tunnels: [Tunnel]
-    /// Every absolute-form request, in order.
-    package let forwarded: [Forwarded]
-
-    package subscript(_ key: String) -> Entry? { paths[Self.target(key)] }
-
-    package func requests(_ key: String) -> Int { self[key]?.requests ?? 0 }
-    package func requests(_ key: String, method: String) -> Int { self[key]?.methods[method] ?? 0 }
-    package func bytesSent(_ key: String) -> Int { self[key]?.bytesSent ?? 0 }
-    package func ranges(_ key: String) -> [String] { self[key]?.ranges ?? [] }
-    package func log(_ key: String) -> [Request] { self[key]?.log ?? [] }
-    package func uploads(_ key: String) -> [Upload] { self[key]?.uploads ?? [] }
-    /// Content bytes sent for every target together.
-    package var totalBytesSent: Int { paths.values.reduce(0) { $0 + $1.bytesSent } }
-
-    /// Requests that reached `key` (all of them, in order).
-    package func authorizations(_ key: String) -> [String?] { log(key).map(\.authorization) }
-
-    /// `http://127.0.0.1:1234/a?b` → `/a?b`; `a?b` → `/a?b`; a target is returned as it is.
-    static func target(_ key: String) -> String {
-        guard let scheme = key.range(of: "://") else { return key.hasPrefix("/") ? key : "/" + key }
-        let rest = key[scheme.upperBound...]
-        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
-        let target = String(rest[slash...])
-        return target.hasPrefix("/") ? target : "/" + target
-    }
-}

@@ -6,7 +6,7 @@ import NIOPosix
 /// then renamed over the destination — never onto a file that appeared meanwhile unless `overwrite`.
 package enum DownloadCompletion {
     /// `<destination>.haul-partial`, beside the destination so that the final rename stays on one file system.
-    package static func partialPath(for destination: String) -> String { destination + ".haul-partial" }
+    package static func partialPath(for destination: String) -> String { destination + SafeFileName.partialSuffix }
 
     /// Checks the partial file against the expected SHA-256; a mismatch removes it.
     package static func verify(_ partial: String, sha256 expected: String) throws(TransferFailure) {

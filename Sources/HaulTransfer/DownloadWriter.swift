@@ -5,7 +5,7 @@ import Synchronization
 
 /// Writes the response of one download request into the partial file, from the offset the server agreed to
 /// (`HTTPResume.interpret`): truncating for a full response, appending for a matching 206. A redirect is noted,
-/// not written.
+/// not written. A download into a folder has no partial file until its head names it (``headWork()``).
 ///
 /// It knows nothing of the HTTP stack that feeds it (async-http-client's delegate, or the forward-proxy path), and
 /// keeps its state in a `Mutex` because `stop()` comes from another thread and must guarantee that no byte is
@@ -22,19 +22,28 @@ final class DownloadWriter: ResponseSink {
         var redirect: (status: Int, location: String)?
         /// The resource's full size when the server said it.
         var expectedTotal: Int64?
+        /// Where the body goes; nil until a download into a folder is named.
+        var partialPath: String?
+        /// A head accepted while the file is not named yet.
+        var awaitingName: DownloadHead?
     }
 
-    private let state = Mutex(State())
-    private let partialPath: String
+    /// Names the file from a response's headers; returns the destination's path.
+    typealias Naming = @Sendable (_ headers: [(String, String)]) async -> Result<String, TransferFailure>
+
+    private let state: Mutex<State>
+    private let naming: Naming?
     private let requestedOffset: Int64
     private let onHead: @Sendable (DownloadHead) -> Void
     private let onProgress: @Sendable (UInt64) -> Void
 
+    /// `partialPath` is nil for a file not named yet: `naming` names it from the response's head.
     init(
-        partialPath: String, requestedOffset: Int64, onHead: @escaping @Sendable (DownloadHead) -> Void,
-        onProgress: @escaping @Sendable (UInt64) -> Void
+        partialPath: String?, naming: Naming? = nil, requestedOffset: Int64,
+        onHead: @escaping @Sendable (DownloadHead) -> Void, onProgress: @escaping @Sendable (UInt64) -> Void
     ) {
-        self.partialPath = partialPath
+        state = Mutex(State(partialPath: partialPath))
+        self.naming = naming
         self.requestedOffset = requestedOffset
         self.onHead = onHead
         self.onProgress = onProgress
@@ -52,8 +61,25 @@ final class DownloadWriter: ResponseSink {
     func head(status: Int, headers: [(String, String)]) -> Result<Void, TransferFailure> {
         if let location = Redirect.location(status: status, headers: headers) { return noteRedirect(status, location) }
         let decision = HTTPResume.interpret(status: status, headers: headers, requestedOffset: requestedOffset)
-        let result: Result<DownloadHead, TransferFailure> = state.withLock { state in
+        let result: Result<DownloadHead?, TransferFailure> = state.withLock { state in
             guard !state.stopped else { return .failure(.cancelled) }
+            guard let partialPath = state.partialPath else {
+                // Named first (`headWork`); what is not a full response fails as it would otherwise.
+                let total: Int64?
+                switch decision {
+                case .writeFromStart(let expected): total = expected
+                case .fail(let failure):
+                    state.failure = failure
+                    return .failure(failure)
+                case .append, .alreadyComplete:
+                    // Nothing was asked for but the whole file: a 206 or 416 here is the server's mistake.
+                    let failure = TransferFailure.network("the server answered a plain request with HTTP \(status)")
+                    state.failure = failure
+                    return .failure(failure)
+                }
+                state.awaitingName = DownloadHead(status: status, headers: headers, offset: 0, expectedTotal: total)
+                return .success(nil)
+            }
             switch decision {
             case .writeFromStart(let total):
                 state.expectedTotal = total
@@ -78,7 +104,31 @@ final class DownloadWriter: ResponseSink {
                 return .failure(failure)
             }
         }
-        return result.map { onHead($0) }
+        return result.map { head in if let head { onHead(head) } }
+    }
+
+    /// Names the file of a download into a folder, then opens its partial file: the body waits for this.
+    func headWork() -> (@Sendable () async -> Result<Void, TransferFailure>)? {
+        guard let naming, let head = state.withLock({ $0.awaitingName }) else { return nil }
+        return { [self] in
+            let named = await naming(head.headers)
+            let opened: Result<Void, TransferFailure> = state.withLock { state in
+                guard !state.stopped else { return .failure(.cancelled) }
+                state.awaitingName = nil
+                let destination: String
+                switch named {
+                case .success(let path): destination = path
+                case .failure(let failure):
+                    state.failure = failure
+                    return .failure(failure)
+                }
+                let partial = DownloadCompletion.partialPath(for: destination)
+                state.partialPath = partial
+                state.expectedTotal = head.expectedTotal
+                return state.open(partial, truncate: true, offset: 0, total: head.expectedTotal)
+            }
+            return opened.map { onHead(head) }
+        }
     }
 
     /// A redirect's body is not the file: only where it points is kept, for the client to follow.
@@ -96,7 +146,7 @@ final class DownloadWriter: ResponseSink {
             if state.stopped { return .failure(.cancelled) }
             // The body of a redirect or of a 416 for a file already whole is not the resource.
             if state.alreadyComplete || state.redirect != nil { return .success(nil) }
-            return state.write(buffer, path: partialPath).map { state.bytesOnDisk }
+            return state.write(buffer, path: state.partialPath ?? "").map { state.bytesOnDisk }
         }
         return written.map { total in if let total { onProgress(total) } }
     }
@@ -108,8 +158,8 @@ final class DownloadWriter: ResponseSink {
 
     /// The response ended: its bytes are synced to disk, or the redirect it asked for is returned.
     func finish() throws(TransferFailure) -> DownloadResponse {
-        let (fd, bytesOnDisk, redirect) = try state.withLock {
-            state throws(TransferFailure) -> (Int32, UInt64, (status: Int, location: String)?) in
+        let (fd, bytesOnDisk, redirect, partialPath) = try state.withLock {
+            state throws(TransferFailure) -> (Int32, UInt64, (status: Int, location: String)?, String) in
             // Every byte is written: from here the file is this call's, and `stop()` has nothing left to close.
             let fd = state.fd
             state.fd = -1
@@ -124,7 +174,7 @@ final class DownloadWriter: ResponseSink {
                 if fd >= 0 { Glibc.close(fd) }
                 throw error
             }
-            return (fd, state.bytesOnDisk, state.redirect)
+            return (fd, state.bytesOnDisk, state.redirect, state.partialPath ?? "")
         }
         if let redirect { return .redirect(status: redirect.status, location: redirect.location) }
         guard fd >= 0 else { return .finished(bytesOnDisk: bytesOnDisk) }

@@ -123,7 +123,8 @@ struct ForwardProxy {
 }
 
 /// Passes one HTTP response to a ``ResponseSink`` and completes `ended` when it is over. Under a rate limit, the
-/// channel's next read waits until the ``RateMeter`` allows it.
+/// channel's next read waits until the ``RateMeter`` allows it; while the sink finishes with the head
+/// (``ResponseSink/headWork()``), what arrives is held back and no more is read.
 private final class SinkHandler<Sink: ResponseSink>: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
@@ -132,6 +133,11 @@ private final class SinkHandler<Sink: ResponseSink>: ChannelDuplexHandler, Remov
     private let ended: EventLoopPromise<Void>
     private let rate: RateMeter?
     private var isOver = false
+    /// The parts that came while the head's work ran, nil when none runs.
+    private var held: [HTTPClientResponsePart]?
+    /// What the channel asked for while the head's work ran: a read, its end.
+    private var readWaiting = false
+    private var inactiveWhileHeld = false
 
     init(sink: Sink, ended: EventLoopPromise<Void>, rate: RateMeter?) {
         self.sink = sink
@@ -140,6 +146,10 @@ private final class SinkHandler<Sink: ResponseSink>: ChannelDuplexHandler, Remov
     }
 
     func read(context: ChannelHandlerContext) {
+        if held != nil, !isOver {
+            readWaiting = true
+            return
+        }
         guard let rate, !isOver else { return context.read() }
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         rate.ready(on: context.eventLoop).whenSuccess { bound.value.read() }
@@ -147,12 +157,29 @@ private final class SinkHandler<Sink: ResponseSink>: ChannelDuplexHandler, Remov
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !isOver else { return }
+        let part = unwrapInboundIn(data)
+        if held != nil {
+            held?.append(part)
+            return
+        }
+        receive(part, context)
+    }
+
+    private func receive(_ part: HTTPClientResponsePart, _ context: ChannelHandlerContext) {
         let result: Result<Void, TransferFailure>
-        switch unwrapInboundIn(data) {
+        switch part {
         case .head(let head):
             // An interim answer (100 Continue) is not the response.
             if (100..<200).contains(head.status.code) { return }
             result = sink.head(status: Int(head.status.code), headers: head.headers.map { ($0.name, $0.value) })
+            if case .success = result, let work = sink.headWork() {
+                held = []
+                let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.makeFutureWithTask { await work() }.whenSuccess { result in
+                    bound.value.0.release(result, bound.value.1)
+                }
+                return
+            }
         case .body(let buffer):
             result = sink.body(buffer)
             if case .success = result { rate?.consumed(buffer.readableBytes) }
@@ -176,8 +203,26 @@ private final class SinkHandler<Sink: ResponseSink>: ChannelDuplexHandler, Remov
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        end(context, .failure(HTTPClientError.remoteConnectionClosed))
+        // The response may be whole among the parts held: they go first.
+        if held != nil {
+            inactiveWhileHeld = true
+        } else {
+            end(context, .failure(HTTPClientError.remoteConnectionClosed))
+        }
         context.fireChannelInactive()
+    }
+
+    /// The head's work is done: the parts held back go to the sink, unless it failed.
+    private func release(_ result: Result<Void, TransferFailure>, _ context: ChannelHandlerContext) {
+        let parts = held ?? []
+        held = nil
+        if case .failure(let failure) = result { return end(context, .failure(failure)) }
+        for part in parts where !isOver { receive(part, context) }
+        if inactiveWhileHeld { end(context, .failure(HTTPClientError.remoteConnectionClosed)) }
+        if readWaiting, !isOver {
+            readWaiting = false
+            read(context: context)
+        }
     }
 
     private func end(_ context: ChannelHandlerContext, _ result: Result<Void, any Error>) {

@@ -9,6 +9,9 @@ protocol ResponseSink: Sendable {
 
     /// The response head; a failure ends the request.
     func head(status: Int, headers: [(String, String)]) -> Result<Void, TransferFailure>
+    /// What is left to do, once `head` accepted a response, before its body may come (naming the file); nil when
+    /// nothing is. The HTTP stack holds the body back until it returns, and a failure ends the request.
+    func headWork() -> (@Sendable () async -> Result<Void, TransferFailure>)?
     /// A part of the response body; a failure ends the request.
     func body(_ buffer: ByteBuffer) -> Result<Void, TransferFailure>
     /// Request body bytes handed to the connection (uploads).
@@ -21,4 +24,5 @@ protocol ResponseSink: Sendable {
 
 extension ResponseSink {
     func sent(_ count: Int) {}
+    func headWork() -> (@Sendable () async -> Result<Void, TransferFailure>)? { nil }
 }

@@ -23,7 +23,14 @@ final class ResponseSinkDelegate<Sink: ResponseSink>: HTTPClientResponseDelegate
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let headers = head.headers.map { ($0.name, $0.value) }
-        return task.eventLoop.makeCompletedFuture(sink.head(status: Int(head.status.code), headers: headers).mapError { $0 })
+        let accepted = sink.head(status: Int(head.status.code), headers: headers)
+        guard case .success = accepted, let work = sink.headWork() else {
+            return task.eventLoop.makeCompletedFuture(accepted.mapError { $0 })
+        }
+        // AHC passes on no body part before this future succeeds.
+        let promise = task.eventLoop.makePromise(of: Void.self)
+        promise.completeWithTask { try await work().get() }
+        return promise.futureResult
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 package import HaulCore
+import Synchronization
 
 /// hauld's attempts, on ``TransferClient``. A download continues from what its files hold (``DownloadStart``: an
 /// offset on one connection, a segment plan on several), is checked against its SHA-256 if one was asked for and put
@@ -61,17 +62,26 @@ package struct TransferAttempts: AttemptRunner {
         onHead: @escaping @Sendable (DownloadHead) -> Void
     ) async throws(TransferFailure) -> UInt64 {
         let url = try Self.url(of: record)
-        let partial = DownloadCompletion.partialPath(for: record.path)
-        let start = DownloadStart(record, partialSize: DownloadCompletion.size(of: partial))
+        // A download into a folder names its file (and so its partial file) at its first response.
+        let named = ChosenPath(record.awaitsName ? nil : record.path)
+        let partial = record.awaitsName ? nil : DownloadCompletion.partialPath(for: record.path)
+        let start = DownloadStart(record, partialSize: partial.map(DownloadCompletion.size(of:)) ?? 0)
         let probe = reports.progress
         probe.set(bytes: start.bytesDone, expected: record.expectedTotal)
         switch start {
         case .single(let offset, let validator):
+            let naming = { @Sendable (contentDisposition: String?, finalURL: URL) in
+                let result = await reports.name(contentDisposition, finalURL)
+                if case .success(let path) = result { named.set(path) }
+                return result
+            }
             _ = try await client.download(
                 url: url, partialPath: partial, offset: offset, validator: validator, headers: record.headers,
-                rate: rate, onHead: onHead, onProgress: { probe.set(bytes: $0) }
+                naming: record.awaitsName ? naming : nil, rate: rate, onHead: onHead,
+                onProgress: { probe.set(bytes: $0) }
             )
         case .segmented(let connections, let plan, let validator):
+            guard let partial else { throw .network("a download into a folder is named on one connection") }
             let plans = reports.plans
             _ = try await client.download(
                 url: url, partialPath: partial, connections: connections, plan: plan, validator: validator,
@@ -80,11 +90,13 @@ package struct TransferAttempts: AttemptRunner {
             )
         }
         if Task.isCancelled { throw .cancelled }
-        if let expected = record.sha256 { try await DownloadCompletion.verifyOffLoop(partial, sha256: expected) }
+        guard let destination = named.path else { throw .network("the download ended before its name") }
+        let written = DownloadCompletion.partialPath(for: destination)
+        if let expected = record.sha256 { try await DownloadCompletion.verifyOffLoop(written, sha256: expected) }
         // Hashing a large file takes a while: a Suspend or SIGTERM meanwhile leaves the file where it is.
         if Task.isCancelled { throw .cancelled }
-        try DownloadCompletion.place(destination: record.path, overwrite: record.overwrite)
-        return DownloadCompletion.size(of: record.path)
+        try DownloadCompletion.place(destination: destination, overwrite: record.overwrite)
+        return DownloadCompletion.size(of: destination)
     }
 
     /// Returns the server's status.
@@ -107,4 +119,16 @@ package struct TransferAttempts: AttemptRunner {
             throw TransferFailure(kind: .invalidArgument, message: error.description, isTransient: false)
         }
     }
+}
+
+/// The destination's path once known: a download into a folder learns it from its first response, on the HTTP
+/// client's thread.
+private final class ChosenPath: Sendable {
+    private let value: Mutex<String?>
+
+    init(_ path: String?) { value = Mutex(path) }
+
+    var path: String? { value.withLock { $0 } }
+
+    func set(_ path: String) { value.withLock { $0 = path } }
 }

@@ -96,16 +96,27 @@ package final class TransferClient: Sendable {
         for client in all { try? await client.shutdown() }
     }
 
-    /// GETs `url` into `partialPath`, resuming from `offset` (the partial file's size) when `validator` allows.
+    /// GETs `url` into `partialPath`, resuming from `offset` (the partial file's size) when `validator` allows. A
+    /// download into a folder has no `partialPath` yet: `naming` names its file from the first response's
+    /// `Content-Disposition` and URL (the last hop's), and returns its path, before any byte is written.
     package func download(
-        url: URL, partialPath: String, offset: Int64, validator: ResumeValidator?, headers: [String: String],
+        url: URL, partialPath: String?, offset: Int64, validator: ResumeValidator?, headers: [String: String],
+        naming: (@Sendable (_ contentDisposition: String?, _ finalURL: URL) async -> Result<String, TransferFailure>)? =
+            nil,
         rate: RateMeter? = nil, onHead: @escaping @Sendable (DownloadHead) -> Void,
         onProgress: @escaping @Sendable (UInt64) -> Void
     ) async throws(TransferFailure) -> DownloadOutcome {
         var hop = try Self.validated(url)
         for _ in 0...Redirect.maximumHops {
+            let finalURL = hop
+            let writerNaming: DownloadWriter.Naming? = naming.map { naming in
+                { @Sendable headers in
+                    await naming(HTTPResume.headerValue("Content-Disposition", in: headers), finalURL)
+                }
+            }
             let writer = DownloadWriter(
-                partialPath: partialPath, requestedOffset: offset, onHead: onHead, onProgress: onProgress
+                partialPath: partialPath, naming: writerNaming, requestedOffset: offset, onHead: onHead,
+                onProgress: onProgress
             )
             let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers)
                 + HTTPResume.rangeRequestHeaders(offset: offset, validator: validator)

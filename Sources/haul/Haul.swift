@@ -13,8 +13,8 @@ struct Haul: AsyncParsableCommand {
             """,
         subcommands: [
             GetCommand.self, PutCommand.self, ListCommand.self, SuspendCommand.self, ResumeCommand.self,
-            CancelCommand.self, ForgetCommand.self, WatchCommand.self, StatusCommand.self, IndicatorCommand.self,
-            BusyCommand.self, MonitorCommand.self, LimitCommand.self,
+            RetryCommand.self, CancelCommand.self, ForgetCommand.self, WatchCommand.self, StatusCommand.self,
+            IndicatorCommand.self, BusyCommand.self, MonitorCommand.self, LimitCommand.self,
         ]
     )
 }

@@ -39,14 +39,22 @@ extension HaulClient {
         return TaskInfo(path: path, properties: properties)
     }
 
+    /// Every task with all its properties, in one call (`GetManagedObjects`): ten thousand tasks in one reply.
     func tasks() async throws -> [TaskInfo] {
-        var result: [TaskInfo] = []
-        for value in try await callManager(.listTasks).first?.arrayValue ?? [] {
-            guard let path = value.objectPathValue else { continue }
-            // A task forgotten between the list and this call is simply not shown.
-            if let info = try? await task(path) { result.append(info) }
+        let reply = try await remote {
+            try await connection.call(
+                destination: HaulBus.name, path: HaulBus.rootPath, interface: StandardInterfaces.objectManager.name,
+                member: "GetManagedObjects"
+            )
         }
-        return result
+        guard case .dictionary(_, _, let objects)? = reply.first else { return [] }
+        return objects.compactMap { object in
+            guard let path = object.key.objectPathValue, HaulBus.taskID(of: path) != nil,
+                let interfaces = object.value.stringDictionary,
+                let properties = interfaces[HaulBus.taskInterface]?.stringDictionary
+            else { return nil }
+            return TaskInfo(path: path, properties: properties)
+        }
     }
 
     /// PropertiesChanged of task objects and the Manager's TaskDidComplete, from hauld only, and hauld's comings

@@ -20,12 +20,13 @@ struct ListCommand: AsyncParsableCommand {
         try await reportingFailures {
             let client = try await HaulClient.connect()
             let tasks = try await client.tasks().sorted { $0.id < $1.id }
+            // One write for the whole list.
             if json {
-                tasks.forEach { emit(jsonLine($0.json)) }
+                if !tasks.isEmpty { emit(tasks.map { jsonLine($0.json) }.joined(separator: "\n")) }
             } else if tasks.isEmpty {
                 emit("no transfers")
             } else {
-                tasks.forEach { emit($0.row) }
+                emit(tasks.map(\.row).joined(separator: "\n"))
             }
         }
     }
@@ -60,17 +61,24 @@ extension TaskControlCommand {
                 _ = try await client.callManager(Self.methodForAll)
                 return
             }
-            var failures: [String] = []
-            for id in selection.ids {
-                do {
-                    try await client.callTask(HaulBus.taskPath(id), Self.method)
-                } catch let failure as CLIFailure {
-                    if case .unreachable = failure { throw failure }
-                    failures.append("task \(id): \(failure)")
-                }
-            }
-            if !failures.isEmpty { throw CLIFailure.refused(failures.joined(separator: "\nhaul: ")) }
+            try await client.callEachTask(selection.ids, Self.method)
         }
+    }
+}
+
+extension HaulClient {
+    /// Calls `method` on each task of `ids`, going on past a task that refuses; fails with every refusal at the end.
+    func callEachTask(_ ids: [UInt32], _ method: TaskMethod) async throws {
+        var failures: [String] = []
+        for id in ids {
+            do {
+                try await callTask(HaulBus.taskPath(id), method)
+            } catch let failure as CLIFailure {
+                if case .unreachable = failure { throw failure }
+                failures.append("task \(id): \(failure)")
+            }
+        }
+        if !failures.isEmpty { throw CLIFailure.refused(failures.joined(separator: "\nhaul: ")) }
     }
 }
 
@@ -97,6 +105,25 @@ struct CancelCommand: TaskControlCommand {
     static let method = TaskMethod.cancel
     static let methodForAll = ManagerMethod.cancelAll
     @OptionGroup var selection: TaskSelection
+}
+
+struct RetryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retry", abstract: "Run failed transfers again (an unfinished one resumes)."
+    )
+
+    @Argument(help: "Task numbers.")
+    var ids: [UInt32] = []
+
+    func validate() throws {
+        if ids.isEmpty { throw ValidationError("give task numbers") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            try await HaulClient.connect().callEachTask(ids, .retry)
+        }
+    }
 }
 
 struct ForgetCommand: AsyncParsableCommand {

@@ -17,6 +17,9 @@ struct TaskInfo {
     var state: String { snapshot.state?.rawValue ?? "" }
     var url: String { snapshot.url }
     var file: String { snapshot.path }
+    var application: String { snapshot.application }
+    /// ` (firefox)`: who asked, when hauld knows.
+    private var byApplication: String { application.isEmpty ? "" : " (\(application))" }
     var errorName: String { snapshot.errorName }
     var errorMessage: String { snapshot.errorMessage }
     var rate: UInt64 { snapshot.rate }
@@ -56,23 +59,25 @@ struct TaskInfo {
 
     var json: [String: Any] {
         [
-            "id": id, "kind": kind, "state": state, "waiting_for": snapshot.waitingFor, "url": url, "path": file, "bytes": done,
+            "id": id, "kind": kind, "state": state, "waiting_for": snapshot.waitingFor, "url": url, "path": file,
+            "application": application, "bytes": done,
             "expected_bytes": expected, "progress": fraction, "rate": rate, "error_name": errorName,
             "error_message": errorMessage, "http_status": snapshot.httpStatus, "resumable": snapshot.isResumable,
             "outcome": outcome?.rawValue ?? "",
         ]
     }
 
-    /// `  1 running    42%   8.4 MiB/20.0 MiB  4.0 MiB/s  https://… → /home/…`
+    /// `  1 running    42%   8.4 MiB/20.0 MiB  4.0 MiB/s  https://… → /home/… (firefox)`
+    /// Formatted by hand, as `ls` writes ten thousand of them: `String(format:)` cost more than the rest together.
     var row: String {
-        let progress = expected > 0 ? String(format: "%3.0f%%", fraction * 100) : "  ? "
+        let progress = expected > 0 ? pad(Bytes.rounded(fraction * 100, decimals: 0), -3) + "%" : "  ? "
         let size = "\(Bytes.format(done))/\(expected >= 0 ? Bytes.format(UInt64(expected)) : "?")"
         let speed = isRunning ? "\(Bytes.format(rate))/s" : ""
         let arrow = isDownload ? "\(url) → \(file)" : "\(file) → \(url)"
         let failure = outcome == .failed ? "  (\(errorName.split(separator: ".").last ?? ""): \(shortMessage))" : ""
         // Padded here: swift-corelibs-foundation ignores the width of `%@`.
         let columns = [pad(shownState, 10), progress, " " + pad(size, -19), " " + pad(speed, -11), " " + arrow]
-        return String(format: "%4u  ", id) + columns.joined(separator: " ") + failure
+        return pad(String(id), -4) + "  " + columns.joined(separator: " ") + byApplication + failure
     }
 
     /// `text` padded with spaces to `width` characters: after it, or before it for a negative width.
@@ -115,7 +120,7 @@ struct TaskInfo {
         let percent = expected > 0 ? String(format: " %3.0f%%", fraction * 100) : ""
         let size = " \(Bytes.format(done))" + (expected >= 0 ? "/\(Bytes.format(UInt64(expected)))" : "")
         let speed = isRunning ? " \(Bytes.format(rate))/s" : " \(shownState)"
-        return "\(bar)\(percent)\(size)\(speed)\(eta)  #\(id) \(name)"
+        return "\(bar)\(percent)\(size)\(speed)\(eta)  #\(id) \(name)\(byApplication)"
     }
 }
 
@@ -128,7 +133,18 @@ enum Bytes {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(bytes) B" : "\(rounded(value, decimals: 1)) \(units[unit])"
+    }
+
+    /// `value` with `decimals` (0 or 1) digits after the point, as `%.0f` and `%.1f` write it but for ties (there
+    /// rounded away from zero).
+    static func rounded(_ value: Double, decimals: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        let scale = decimals == 0 ? 1.0 : 10.0
+        let scaled = Int64((value * scale).rounded())
+        if decimals == 0 { return String(scaled) }
+        let sign = scaled < 0 ? "-" : ""
+        return "\(sign)\(abs(scaled) / 10).\(abs(scaled) % 10)"
     }
 
     static func duration(_ seconds: Double) -> String {

@@ -74,13 +74,21 @@ func startAndFollow(
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get", abstract: "Download a URL into a file, showing progress (Ctrl-C detaches).",
-        discussion: "The file is written as NAME.haul-partial and renamed into place when complete and verified."
+        discussion: """
+            Without -o, or with -o naming a folder (or ending in /), hauld names the file as a browser would, from \
+            the server's Content-Disposition, else the last segment of the final URL, never replacing a file \
+            (curl -OJ, wget --content-disposition). The file is written as NAME.haul-partial and renamed into \
+            place when complete and verified.
+            """
     )
 
     @Argument(help: "An http or https URL.")
     var url: String
 
-    @Option(name: .shortAndLong, help: "Where to save (default: the URL's file name in the current folder).")
+    @Option(
+        name: .shortAndLong,
+        help: "The file to save to, or a folder to save into (default: the current folder, under the name hauld chooses)."
+    )
     var output: String?
 
     @Option(help: ArgumentHelp("The SHA-256 the file must have.", valueName: "HEX"))
@@ -125,19 +133,13 @@ struct GetCommand: AsyncParsableCommand {
             if pacing.allowMetered { options[.allowMetered] = .boolean(true) }
             let headers = try attach.parsedHeaders()
             if !headers.isEmpty { options[.headers] = .stringDictionary(headers) }
-            let destination = absolute(output ?? Self.defaultName(for: url))
+            let destination = absolute(output ?? "./")
             try await startAndFollow(client, detach: attach.detach || suspended, kind: .download) {
                 try await client.startTask(
                     .downloadWithOptions, [.string(url), .string(destination), .vardict(options.byName)]
                 )
             }
         }
-    }
-
-    /// The last path element of the URL, as curl -O and wget name files.
-    static func defaultName(for url: String) -> String {
-        let name = URL(string: url)?.lastPathComponent ?? ""
-        return name.isEmpty || name == "/" ? "index.html" : name
     }
 }
 
@@ -177,7 +179,7 @@ struct PutCommand: AsyncParsableCommand {
     }
 }
 
-/// A path made absolute against the current folder (hauld has its own).
+/// A path made absolute against the current folder (hauld has its own), a trailing `/` kept (a folder for hauld).
 func absolute(_ path: String) -> String {
     path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
 }

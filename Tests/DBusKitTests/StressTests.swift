@@ -72,7 +72,7 @@ struct StressTests {
     /// closed the socket under a live source, and about one run in five crashed in Dispatch's event loop or left
     /// another connection deaf until its call timed out.
     @Test func connectionChurnAlongsideChildProcesses() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         try await withTimeout(seconds: 120) {
             try await withThrowingTaskGroup(of: Void.self) { lanes in

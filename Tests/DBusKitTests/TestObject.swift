@@ -49,7 +49,7 @@ struct BusFixture {
 
     /// Runs `body` with a fresh bus and exported object, tearing everything down afterwards.
     static func with(_ body: (BusFixture) async throws -> Void) async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let server = try await DBusConnection.connect(address: bus.address)
         let client = try await DBusConnection.connect(address: bus.address)

@@ -27,6 +27,15 @@ import Testing
         #expect(start.bytesDone == 300)
     }
 
+    /// A download into a folder not named yet has no partial file: its first answer, on one connection, names it.
+    @Test func aDownloadAwaitingItsNameStartsFromZeroOnOneConnection() {
+        var record = Self.record(connections: 4)
+        record.awaitsName = true
+        #expect(DownloadStart(record, partialSize: 300) == .single(offset: 0, validator: nil))
+        record.awaitsName = false
+        #expect(DownloadStart(record, partialSize: 300) != .single(offset: 0, validator: nil))
+    }
+
     /// Without a validator usable in `If-Range`, a 206 could splice two versions of the file.
     @Test(arguments: [nil, weakDate, ResumeValidator(etag: "unquoted")])
     func withoutAUsableValidatorOneConnectionStartsFromZero(_ validator: ResumeValidator?) {

@@ -84,6 +84,26 @@ struct TaskRecordFormatTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(TaskRecord.self, from: Data(json.utf8)) }
     }
 
+    /// A download into a folder keeps its folder, that it awaits a name, the client's hint and who asked; once
+    /// named, its file's path. Records without them keep their bytes (the goldens), and only a download awaits a name.
+    @Test func namesAndApplicationsAreSavedWhenSet() throws {
+        var record = RecordGoldens.crashLoopNotice.record
+        for key in ["awaitsName", "filenameHint", "application"] { #expect(try savedObject(record)[key] == nil) }
+        record.path = "/tmp/golden"
+        record.awaitsName = true
+        record.filenameHint = "hint.iso"
+        record.application = "org.mozilla.firefox"
+        let saved = try savedObject(record)
+        #expect(saved["path"] as? String == "/tmp/golden" && saved["awaitsName"] as? Bool == true)
+        #expect(saved["filenameHint"] as? String == "hint.iso")
+        #expect(saved["application"] as? String == "org.mozilla.firefox")
+        #expect(try JSONDecoder().decode(TaskRecord.self, from: JSONEncoder().encode(record)) == record)
+        record.kind = .upload
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(TaskRecord.self, from: JSONEncoder().encode(record))
+        }
+    }
+
     /// Every state, kind, error kind and upload method has a name in the file, spelled here as files hold it.
     @Test func everyValueIsSavedUnderItsName() throws {
         let states: [TransferTaskState: String] = [

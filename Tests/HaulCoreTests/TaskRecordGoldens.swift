@@ -9,7 +9,7 @@ struct RecordGolden: Sendable, CustomStringConvertible {
 }
 
 /// Files written by hauld as of 2026-11-24 (main at 27f833e): `haul get`, `put`, `suspend` and `cancel` against
-/// `scripts/test-http-server.py`, and hauld killed twice in a row during a download for the crash-loop guard; the
+/// `scripts/test-http-server`, and hauld killed twice in a row during a download for the crash-loop guard; the
 /// last two as `TaskStore` encoded them then. They must load as they are, and a record saved today must give them
 /// back byte for byte: the format must not change by accident, whatever the bus comes to call things.
 enum RecordGoldens {
@@ -18,7 +18,7 @@ enum RecordGoldens {
         segmented, crashLoopNotice, runningInterrupted, retryAfterFailure, cancelingSingleConnection,
     ]
 
-    /// The validator `scripts/test-http-server.py` gives `/gen/<size>?seed=<seed>`.
+    /// The validator `scripts/test-http-server` gives `/gen/<size>?seed=<seed>`.
     static func generated(_ size: Int, seed: Int, strong: Bool = true) -> ResumeValidator {
         ResumeValidator(
             etag: "\"gen-\(size)-\(seed)\"", lastModified: "Mon, 01 Jan 2001 00:00:0\(seed) GMT",

@@ -57,4 +57,63 @@ struct TaskRecordWriterTests {
         await writer.flush()
         #expect(failures.withLock { $0 } == 1)
     }
+
+    @Test func aCommittedRecordIsOnDiskWhenTheCallReturns() async throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let writer = TaskRecordWriter(store: store)
+        try await writer.commit(record(1, state: .suspended))
+        #expect(store.loadAll().records.map(\.id) == [1])
+    }
+
+    @Test func manyCommitsAtOnceAllReachTheDisk() async throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let writer = TaskRecordWriter(store: store)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for id in UInt32(1)...300 {
+                group.addTask { try await writer.commit(self.record(id, state: .suspended)) }
+            }
+            try await group.waitForAll()
+        }
+        let loaded = store.loadAll()
+        #expect(loaded.problems.isEmpty)
+        #expect(loaded.records.map(\.id) == Array(1...300))
+    }
+
+    @Test func aCommitThatCannotBeWrittenThrows() async throws {
+        let writer = TaskRecordWriter(store: TaskStore(directory: URL(fileURLWithPath: "/proc/haul-cannot-write-here")))
+        await #expect(throws: AtomicFileError.self) { try await writer.commit(record(1, state: .suspended)) }
+    }
+
+    @Test func aSettingsFileIsWrittenInOrderWithTheRecords() async throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let writer = TaskRecordWriter(store: store)
+        let settings = store.directory.appending(path: "settings.json")
+        writer.save(record(1, state: .running)) { Issue.record("save failed: \($0)") }
+        try await writer.write(Data("first".utf8), to: settings)
+        #expect(store.loadAll().records.map(\.id) == [1])
+        try await writer.write(Data("second".utf8), to: settings)
+        #expect(try String(contentsOf: settings, encoding: .utf8) == "second")
+        let mode = try FileManager.default.attributesOfItem(atPath: settings.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func oneFileOfABatchThatFailsLeavesTheOthersWritten() throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let good = store.directory.appending(path: "good.json")
+        let other = store.directory.appending(path: "sub/other.json")
+        let errors = AtomicFile.write([
+            (Data("a".utf8), good), (Data("b".utf8), URL(fileURLWithPath: "/proc/haul-cannot-write-here/x")),
+            (Data("c".utf8), other),
+        ])
+        #expect(errors.map { $0 == nil } == [true, false, true])
+        #expect(try String(contentsOf: good, encoding: .utf8) == "a")
+        #expect(try String(contentsOf: other, encoding: .utf8) == "c")
+        // No temporary file is left behind.
+        let names = try FileManager.default.contentsOfDirectory(atPath: store.directory.path)
+        #expect(names.sorted() == ["good.json", "sub"])
+    }
 }

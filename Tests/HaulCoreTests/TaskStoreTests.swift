@@ -15,7 +15,7 @@ struct TaskStoreTests {
         var record = TaskRecord(
             id: id,
             download: try TransferURL("https://alice:s3cret@example.test/file.iso"),
-            to: try LocalPath("/home/alice/file.iso"),
+            to: .file(try LocalPath("/home/alice/file.iso")),
             options: options,
             createdAt: createdAt
         )

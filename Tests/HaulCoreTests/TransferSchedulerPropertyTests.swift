@@ -3,8 +3,9 @@ import Testing
 
 /// Long random sequences of events, driven as the daemon will drive the scheduler (attempts report once, stops are
 /// reported, timers fire at their deadlines with the generation armed), checking after every event that the
-/// scheduler's decisions follow the rules, recomputed here independently.
-@Suite("Transfer scheduler properties", .timeLimit(.minutes(2)))
+/// scheduler's decisions follow the rules, recomputed here independently. Serialized, like every CPU-bound random suite, so that it
+/// never holds both cooperative threads of a 2-core machine.
+@Suite("Transfer scheduler properties", .serialized, .timeLimit(.minutes(2)))
 struct TransferSchedulerPropertyTests {
     @Test(arguments: 1...16 as ClosedRange<UInt64>)
     func randomEventSequencesFollowTheRules(seed: UInt64) {

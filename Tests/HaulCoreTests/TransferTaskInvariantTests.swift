@@ -2,9 +2,10 @@ import HaulCore
 import Testing
 
 /// Long random sequences of events, driven as a well-behaved owner would (the engine reports only for a transfer in
-/// flight, timers fire with the generation armed), checking after every event that signals come exactly once per real
-/// change and that the owner is never asked to do something impossible.
-@Suite("Transfer task lifecycle invariants", .timeLimit(.minutes(2)))
+/// flight, a back-off is reported over once), checking after every event that signals come exactly once per real
+/// change and that the owner is never asked to do something impossible. Serialized: CPU-bound cases side by side
+/// would hold both cooperative threads of a 2-core machine.
+@Suite("Transfer task lifecycle invariants", .serialized, .timeLimit(.minutes(2)))
 struct TransferTaskInvariantTests {
     @Test(arguments: 1...20)
     func randomSequencesKeepTheInvariants(seed: UInt64) {
@@ -19,13 +20,14 @@ struct TransferTaskInvariantTests {
     }
 }
 
-/// What the owner knows: whether a transfer is in flight and has been asked to stop, and which timer is armed.
+/// What the owner knows: whether a transfer is in flight and has been asked to stop, and which back-off it waits out.
 private struct OwnerModel {
     var machine: TaskMachine
     var now = 0
     var inFlight = false
     var stopRequested = false
-    var armed: (deadline: TestInstant, generation: UInt64)?
+    /// The back-off the machine asked for, until the owner reports it over (or the task leaves running).
+    var waiting: TestInstant?
 
     static func randomMachine(using generator: inout SeededGenerator) -> TaskMachine {
         let maxRetries = UInt32.random(in: 0...3, using: &generator)
@@ -42,7 +44,7 @@ private struct OwnerModel {
         let before = Before(machine)
         let at = ms(now)
         let actions: [TaskMachine.Action]
-        switch Int.random(in: 0...9, using: &generator) {
+        switch Int.random(in: 0...10, using: &generator) {
         case 0:
             actions = machine.start(now: ms(now))
         case 1:
@@ -62,21 +64,27 @@ private struct OwnerModel {
         case 6 where inFlight && stopRequested:
             inFlight = false
             actions = machine.transferStopped(now: ms(now))
-        case 7 where armed != nil:
-            let timer = armed!
-            armed = nil
-            // Sometimes early, to exercise re-arming.
-            let firedAt = Bool.random(using: &generator) ? timer.deadline : ms(now)
-            now = max(now, Int(firedAt.offset / .milliseconds(1)))
-            actions = machine.retryTimerFired(generation: timer.generation, now: firedAt)
-        case 8:
-            let stale = armed.map { $0.generation &+ UInt64.random(in: 1...3, using: &generator) } ?? 0
-            actions = machine.retryTimerFired(generation: stale, now: ms(now))
-            #expect(actions == [], "a stale timer does nothing")
+        case 7 where waiting != nil:
+            let deadline = waiting!
+            waiting = nil
+            now = max(now, Int(deadline.offset / .milliseconds(1)))
+            actions = machine.retryDue(now: deadline)
+        case 8 where waiting == nil:
+            actions = machine.retryDue(now: ms(now))
+            #expect(actions == [], "a back-off that is not waited out does nothing")
+        case 9:
+            do {
+                actions = try machine.retry(now: at)
+            } catch {
+                #expect(before.state == .completed && [.success, cancelledOutcome].contains(before.outcome))
+                actions = []
+            }
         default:
             return
         }
         perform(actions)
+        // The owner forgets a back-off once the task no longer runs (suspended, cancelled).
+        if machine.state != .running { waiting = nil }
         check(actions, before: before)
     }
 
@@ -101,17 +109,15 @@ private struct OwnerModel {
             switch action {
             case .startTransfer:
                 #expect(!inFlight, "never two transfers at once")
+                #expect(waiting == nil, "never during a back-off")
                 inFlight = true
                 stopRequested = false
             case .stopTransfer:
                 #expect(inFlight && !stopRequested, "stop only what runs, once")
                 stopRequested = true
-            case .armRetryTimer(let deadline, let generation):
-                #expect(armed == nil, "one retry timer at a time")
-                armed = (deadline, generation)
-            case .cancelRetryTimer:
-                #expect(armed != nil, "cancel only an armed timer")
-                armed = nil
+            case .waitToRetry(let deadline):
+                #expect(waiting == nil && !inFlight, "one back-off at a time, with nothing in flight")
+                waiting = deadline
             case .removePartialFile, .persist, .publishState, .emitDidResume, .emitDidSuspend, .emitDidComplete:
                 break
             }
@@ -122,14 +128,10 @@ private struct OwnerModel {
     struct Before {
         var state: TransferTaskState
         var outcome: TransferOutcome?
-        var interruptedRuns: UInt32
-        var notice: String?
 
         init(_ machine: TaskMachine) {
             state = machine.state
             outcome = machine.outcome
-            interruptedRuns = machine.interruptedRuns
-            notice = machine.notice
         }
     }
 
@@ -140,11 +142,10 @@ private struct OwnerModel {
             if case .publishState(let published) = action { published } else { nil }
         }
         #expect(published == (changed ? [state] : []), "publishState once per real change: \(actions)")
-        let recorded = changed || machine.outcome != before.outcome || machine.interruptedRuns != before.interruptedRuns
-            || machine.notice != before.notice
+        let recorded = changed || machine.outcome != before.outcome
         #expect(count(.persist, in: actions) == (recorded ? 1 : 0))
-        #expect(machine.interruptedRuns == (inFlight ? 1 : 0) || machine.attempt == 0, "counted while in flight")
-        #expect(count(.emitDidResume, in: actions) == (before.state == .suspended && state == .running ? 1 : 0))
+        let resumed = (before.state == .suspended || before.state == .completed) && state == .running
+        #expect(count(.emitDidResume, in: actions) == (resumed ? 1 : 0))
         #expect(count(.emitDidSuspend, in: actions) == (before.state == .running && state == .suspended ? 1 : 0))
         let completions = actions.filter { if case .emitDidComplete = $0 { true } else { false } }
         let justCompleted = before.state != .completed && state == .completed
@@ -154,15 +155,15 @@ private struct OwnerModel {
 
         switch state {
         case .running:
-            #expect(inFlight || armed != nil || machine.attempt == 0, "only a restored task not yet started is idle")
+            #expect(inFlight || waiting != nil || machine.attempt == 0, "only a restored task not yet started is idle")
         case .suspended:
-            #expect(armed == nil)
+            #expect(waiting == nil)
             #expect(!inFlight || stopRequested)
         case .canceling:
-            #expect(armed == nil)
+            #expect(waiting == nil)
             #expect(inFlight && stopRequested || machine.attempt == 0, "only a restored cancel has nothing to stop")
         case .completed:
-            #expect(armed == nil && !inFlight)
+            #expect(waiting == nil && !inFlight)
         }
     }
 

@@ -38,7 +38,7 @@ struct TransferTaskStateMachineTests {
         #expect(try machine.suspend(now: ms(200)) == [.stopTransfer] + taskSuspending)
         #expect(machine.state == .suspended)
         #expect(try machine.suspend(now: ms(210)) == [], "a second Suspend sends nothing")
-        #expect(machine.transferStopped(now: ms(250)) == [.persist], "the attempt ended: the crash-loop count too")
+        #expect(machine.transferStopped(now: ms(250)) == [])
         #expect(try machine.suspend(now: ms(260)) == [])
         #expect(machine.state == .suspended)
     }
@@ -70,7 +70,7 @@ struct TransferTaskStateMachineTests {
     @Test func suspendWhileRestartingDoesNotStopTwice() throws {
         var machine = try TaskPhase.restarting.machine()
         #expect(try machine.suspend(now: ms(320)) == taskSuspending)
-        #expect(machine.transferStopped(now: ms(350)) == [.persist])
+        #expect(machine.transferStopped(now: ms(350)) == [])
         #expect(machine.state == .suspended)
         #expect(try machine.resume(now: ms(400)) == [.startTransfer(attempt: 1)] + taskResuming)
     }
@@ -94,17 +94,17 @@ struct TransferTaskStateMachineTests {
         #expect(machine.outcome == .success)
     }
 
-    @Test func suspendWhileWaitingToRetryCancelsTheTimerAndResumeRestartsAtOnce() throws {
+    @Test func suspendWhileWaitingToRetryEndsTheWaitAndResumeRestartsAtOnce() throws {
         var machine = try TaskPhase.waitingToRetry.machine()
-        #expect(try machine.suspend(now: ms(500)) == [.cancelRetryTimer] + taskSuspending)
-        #expect(machine.retryTimerFired(generation: 1, now: ms(1100)) == [], "the cancelled timer is stale")
+        #expect(try machine.suspend(now: ms(500)) == taskSuspending)
+        #expect(machine.retryDue(now: ms(1100)) == [], "the back-off no longer counts")
         #expect(try machine.resume(now: ms(1200)) == [.startTransfer(attempt: 1)] + taskResuming)
         #expect(machine.attempt == 1, "a Resume starts a fresh retry budget")
     }
 
     @Test func aTransientFailureWhileSuspendingIsDropped() throws {
         var machine = try TaskPhase.suspending.machine()
-        #expect(machine.transferFailed(.network("reset"), now: ms(250)) == [.persist])
+        #expect(machine.transferFailed(.network("reset"), now: ms(250)) == [])
         #expect(machine.state == .suspended)
         #expect(try machine.resume(now: ms(300)) == [.startTransfer(attempt: 1)] + taskResuming)
     }
@@ -146,10 +146,10 @@ struct TransferTaskStateMachineTests {
         }
     }
 
-    @Test func cancelWhileWaitingToRetryCancelsTheTimer() throws {
+    @Test func cancelWhileWaitingToRetryCompletesAtOnce() throws {
         var machine = try TaskPhase.waitingToRetry.machine()
-        #expect(try machine.cancel(now: ms(500)) == [.cancelRetryTimer] + taskCompleting(cancelledOutcome))
-        #expect(machine.retryTimerFired(generation: 1, now: ms(1100)) == [])
+        #expect(try machine.cancel(now: ms(500)) == taskCompleting(cancelledOutcome))
+        #expect(machine.retryDue(now: ms(1100)) == [])
         #expect(machine.state == .completed)
     }
 
@@ -186,7 +186,7 @@ struct TransferTaskStateMachineTests {
         #expect(machine.transferStopped(now: ms(0)) == [])
         #expect(machine.transferSucceeded(now: ms(0)) == [])
         #expect(machine.transferFailed(.network("x"), now: ms(0)) == [])
-        #expect(machine.retryTimerFired(generation: 1, now: ms(0)) == [])
+        #expect(machine.retryDue(now: ms(0)) == [])
         #expect(machine.state == .completed)
         #expect(machine.outcome == outcome)
         #expect(!machine.isPausable && !machine.isCancellable)
@@ -208,13 +208,11 @@ struct TransferTaskStateMachineTests {
     @Test func aTransientFailureWaitsThenRetries() throws {
         var machine = try TaskPhase.transferring.machine()
         #expect(
-            machine.transferFailed(.network("reset"), now: ms(500)) == [
-                .armRetryTimer(deadline: ms(1500), generation: 1), .persist,
-            ]
+            machine.transferFailed(.network("reset"), now: ms(500)) == [.waitToRetry(until: ms(1500))]
         )
         #expect(machine.state == .running, "a task waiting to retry is still running")
         #expect(machine.isPausable)
-        #expect(machine.retryTimerFired(generation: 1, now: ms(1500)) == [.startTransfer(attempt: 2), .persist])
+        #expect(machine.retryDue(now: ms(1500)) == [.startTransfer(attempt: 2)])
         #expect(machine.attempt == 2)
         #expect(machine.state == .running)
     }
@@ -225,14 +223,10 @@ struct TransferTaskStateMachineTests {
         var now = 0
         for (attempt, delay) in [(1, 1000), (2, 2000), (3, 4000)] {
             now += 100
-            let generation = UInt64(attempt)
             let armed = machine.transferFailed(.timeout("stalled"), now: ms(now))
-            #expect(armed == [.armRetryTimer(deadline: ms(now + delay), generation: generation), .persist])
+            #expect(armed == [.waitToRetry(until: ms(now + delay))])
             now += delay
-            #expect(
-                machine.retryTimerFired(generation: generation, now: ms(now))
-                    == [.startTransfer(attempt: attempt + 1), .persist]
-            )
+            #expect(machine.retryDue(now: ms(now)) == [.startTransfer(attempt: attempt + 1)])
         }
         let last = TransferFailure.http(status: 503)
         #expect(machine.transferFailed(last, now: ms(now + 100)) == taskCompleting(.failure(last)))
@@ -261,34 +255,25 @@ struct TransferTaskStateMachineTests {
         var machine = try TaskPhase.transferring.machine()
         let failure = TransferFailure.http(status: 503, retryAfter: .seconds(30))
         let armed = machine.transferFailed(failure, now: ms(100))
-        #expect(armed == [.armRetryTimer(deadline: ms(30_100), generation: 1), .persist])
+        #expect(armed == [.waitToRetry(until: ms(30_100))])
     }
 
     @Test func aCustomPolicyIsUsed() {
         var machine = TaskMachine(retryPolicy: RetryPolicy(initialDelay: .milliseconds(250)))
         _ = machine.start(now: ms(0))
         let armed = machine.transferFailed(.network("x"), now: ms(0))
-        #expect(armed == [.armRetryTimer(deadline: ms(250), generation: 1), .persist])
+        #expect(armed == [.waitToRetry(until: ms(250))])
     }
 
-    @Test func staleAndEarlyRetryTimers() throws {
+    @Test func aBackOffEndsOnce() throws {
         var machine = try TaskPhase.waitingToRetry.machine()
-        #expect(machine.retryTimerFired(generation: 7, now: ms(1100)) == [])
-        #expect(machine.retryTimerFired(generation: 0, now: ms(1100)) == [])
-        #expect(
-            machine.retryTimerFired(generation: 1, now: ms(1000)) == [
-                .armRetryTimer(deadline: ms(1100), generation: 2)
-            ],
-            "an early wake-up re-arms for the same deadline"
-        )
-        #expect(machine.retryTimerFired(generation: 1, now: ms(1100)) == [], "the early timer is now stale")
-        #expect(machine.retryTimerFired(generation: 2, now: ms(1100)) == [.startTransfer(attempt: 2), .persist])
-        #expect(machine.retryTimerFired(generation: 2, now: ms(1200)) == [], "a timer delivered twice counts once")
+        #expect(machine.retryDue(now: ms(1100)) == [.startTransfer(attempt: 2)])
+        #expect(machine.retryDue(now: ms(1200)) == [], "a back-off reported twice counts once")
     }
 
     @Test func anUnrequestedStopIsATransientFailure() throws {
         var machine = try TaskPhase.transferring.machine()
-        #expect(machine.transferStopped(now: ms(100)) == [.armRetryTimer(deadline: ms(1100), generation: 1), .persist])
+        #expect(machine.transferStopped(now: ms(100)) == [.waitToRetry(until: ms(1100))])
         #expect(machine.state == .running)
     }
 
@@ -302,14 +287,33 @@ struct TransferTaskStateMachineTests {
         }
     }
 
-    @Test func retryTimersOutsideWaitingAreIgnored() throws {
+    @Test func backOffsOutsideWaitingAreIgnored() throws {
         for phase in TaskPhase.allCases where phase != .waitingToRetry {
             var machine = try phase.machine()
-            for generation: UInt64 in 0...3 {
-                #expect(machine.retryTimerFired(generation: generation, now: ms(5000)) == [], "\(phase)")
-            }
+            #expect(machine.retryDue(now: ms(5000)) == [], "\(phase)")
             #expect(machine.state == phase.state)
         }
+    }
+
+    // MARK: - Retry
+
+    /// `Retry` runs a task that failed again, with a fresh budget; on an unfinished task it is `Resume`.
+    @Test func retryRunsAFailedTaskAgainAndResumesAnUnfinishedOne() throws {
+        var failed = TaskMachine(restoring: .completed, outcome: .failure(.http(status: 503)), maxRetries: 2)
+        #expect(try failed.retry(now: ms(0)) == [.startTransfer(attempt: 1)] + taskResuming)
+        #expect(failed.state == .running)
+        #expect(failed.outcome == nil)
+        var suspended = try TaskPhase.suspended.machine()
+        #expect(try suspended.retry(now: ms(300)) == [.startTransfer(attempt: 1)] + taskResuming)
+        var running = try TaskPhase.transferring.machine()
+        #expect(try running.retry(now: ms(300)) == [], "running already")
+    }
+
+    @Test(arguments: [TransferOutcome.success, .failure(.cancelled)])
+    func retryRefusesATaskThatSucceededOrWasCancelled(_ outcome: TransferOutcome) {
+        var machine = TaskMachine(restoring: .completed, outcome: outcome)
+        #expect(throws: TaskCommandError.taskCompleted) { try machine.retry(now: ms(0)) }
+        #expect(machine.outcome == outcome)
     }
 
     // MARK: - Restoring

@@ -17,7 +17,7 @@ import Testing
     /// A started bridge and its bus, running until the body returns; then stopped.
     static func with(
         _ features: DesktopFeatures, owners: [String: String] = [:],
-        _ body: (DesktopBridge<VirtualClock>, FakeDesktopBus, VirtualClock) async throws -> Void
+        _ body: (DesktopBridge, FakeDesktopBus, VirtualClock) async throws -> Void
     ) async throws {
         let bus = FakeDesktopBus(owners: owners)
         let clock = VirtualClock()
@@ -118,7 +118,7 @@ import Testing
             let progress = TaskProperty.values([.bytesReceived: .uint64(60), .downloadProgress: .double(0.6)])
             await bridge.receive(.taskChanged(Self.task, progress))
             clock.advance(by: .milliseconds(999))
-            await bridge.carriedOut()
+            await bridge.settled()
             #expect(bus.recorded.count == 6, "nothing before the second is over: \(bus.recorded)")
             #expect(clock.sleeperCount == 1)
 
@@ -149,7 +149,7 @@ import Testing
             await bridge.receive(.indicatorChanged(IndicatorProperty.values([.visible: .boolean(true)])))
             await bridge.receive(.taskChanged(Self.task, TaskProperty.values([.bytesReceived: .uint64(10)])))
             #expect(await Self.next(3, of: bus) == Self.turnedBusy)
-            await bridge.carriedOut()
+            await bridge.settled()
             #expect(bus.recorded.count == 10, "no update before the view: \(bus.recorded)")
 
             bus.answer("requestView", with: .success([.objectPath(Self.view)]))
@@ -215,7 +215,7 @@ import Testing
                 await Self.next(1, of: bus) == [
                     .called(destination: TransferNotification.busName, member: "GetCapabilities", body: [])
                 ])
-            await bridge.carriedOut()
+            await bridge.settled()
             #expect(bus.recorded.count == 1, "the notification waits")
             bus.answer("GetCapabilities", with: .success([.strings(["body", "body-markup"])]))
             let notify = await Self.next(1, of: bus)
@@ -236,7 +236,7 @@ import Testing
             let asked = await Self.next(1, of: bus)
             #expect(asked.first?.description == "called GetCapabilities of \(TransferNotification.busName)")
             bus.answer("GetCapabilities", with: .success([.strings(["actions", "body"])]))
-            await bridge.carriedOut()
+            await bridge.settled()
             let failed = HaulBus.taskPath(2)
             await bridge.receive(.taskAdded(failed, Tasks.properties(id: 2)))
             let failure = Tasks.properties(.completed, error: .network, message: "refused", id: 2)

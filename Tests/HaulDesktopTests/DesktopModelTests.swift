@@ -46,7 +46,8 @@ import Testing
                 == [.askNotificationCapabilities(query: 1), .readManager, .registerTrayIcon])
         let running = Tasks.download()
         let request = JobViewBook.Action.requestView(
-            task: Self.task, server: Self.plasma, capabilities: 3, hints: JobViewHints.request(for: running)
+            task: Self.task, server: Self.plasma, desktopEntry: KDEJobView.desktopEntry, capabilities: 3,
+            hints: JobViewHints.request(for: running)
         )
         #expect(
             model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1))

@@ -31,7 +31,10 @@ import Testing
             Self.task: running, HaulBus.taskPath(2): Tasks.download(.completed, id: 2),
         ], now: Self.at(0))
         #expect(actions == [
-            .requestView(task: Self.task, server: Self.plasma, capabilities: 3, hints: JobViewHints.request(for: running))
+            .requestView(
+                task: Self.task, server: Self.plasma, desktopEntry: KDEJobView.desktopEntry, capabilities: 3,
+                hints: JobViewHints.request(for: running)
+            )
         ])
         // Changes while the request is out wait for its answer, which sends the state as it is then.
         #expect(book.taskChanged(Self.task, Tasks.download(bytes: 10), now: Self.at(1)).isEmpty)
@@ -51,7 +54,7 @@ import Testing
         var book = JobViewBook()
         _ = book.serverOwner(Self.plasma, tasks: [Self.task: Tasks.download()], now: Self.at(0))
         let restarted = book.serverOwner(":1.9", tasks: [Self.task: Tasks.download()], now: Self.at(1))
-        guard case .requestView(Self.task, ":1.9", _, _)? = restarted.first, restarted.count == 1 else {
+        guard case .requestView(Self.task, ":1.9", _, _, _)? = restarted.first, restarted.count == 1 else {
             Issue.record("\(restarted)")
             return
         }

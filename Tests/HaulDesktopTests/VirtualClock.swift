@@ -1,8 +1,9 @@
+import ServiceKit
 import Synchronization
 
 /// A clock whose time moves only when a test moves it: sleepers wake, in deadline order, when ``advance(by:)`` passes
 /// their deadline, so timers are tested without sleeping. Its instants are `ContinuousClock`'s, from a fixed start.
-final class VirtualClock: Clock, Sendable {
+final class VirtualClock: ServiceClock {
     typealias Instant = ContinuousClock.Instant
 
     private struct Sleeper {

@@ -100,7 +100,7 @@ private struct ActivationFixture {
         try ServiceFile(stateDirectory: state).text
             .write(to: services.appendingPathComponent("\(HaulBus.name).service"), atomically: true, encoding: .utf8)
 
-        let bus = try PrivateBus(serviceDirectory: services)
+        let bus = try await PrivateBus(serviceDirectory: services)
         defer { bus.stop() }
         let probe = try await DBusConnection.connect(address: bus.address)
         let fixture = ActivationFixture(directory: directory, stateDirectory: state, bus: bus, probe: probe)

@@ -51,9 +51,9 @@ import Testing
     }
 
     static func with(stalls: Int, _ body: (Restarts, String) async throws -> Void) async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-state-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }

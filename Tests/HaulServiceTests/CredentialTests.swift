@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func credentialsDoNotFollowARedirectToAnotherServer() async throws {
-        let other = try TestHTTPServer()
+        let other = try await TestHTTPServer()
         defer { other.stop() }
         try await TransferFixture.with { f throws in
             let target = "/gen/10k?seed=62"

@@ -260,13 +260,11 @@ import Testing
         }
     }
 
-    /// Without `xdg-open` on hauld's `PATH` (an empty folder: xdg-utils may be installed here), the click is
-    /// logged and nothing else.
+    /// Without `xdg-open` (`PATH` is an empty folder: the browsers' packages install xdg-utils), the click is logged
+    /// and nothing else.
     @Test func withoutXdgOpenTheClickIsLogged() async throws {
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("haul-empty-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: empty) }
-        try await Self.withMenu(environment: ["PATH": empty.path]) { menu in
+        let empty = try ArtefactFolder("no-xdg-open")
+        try await Self.withMenu(environment: ["PATH": empty.url.path]) { menu in
             try await menu.click(.openDownloads)
             try await menu.click(.openDownloads)
             // The bridge goes on answering meanwhile.

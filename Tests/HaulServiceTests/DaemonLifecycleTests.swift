@@ -19,7 +19,7 @@ import Testing
 
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalGivesACleanExit(_ signal: Int32) async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let hauld = try await HauldProcess(bus: bus)
         let result = await hauld.stop(signal: signal)
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func losingTheBusIsAFailure() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         let hauld = try await HauldProcess(bus: bus)
         bus.stop()
         let result = await Command.finish(hauld.running)
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func underTheJournalLinesCarrySyslogPriorities() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         var environment = bus.environment
         environment["JOURNAL_STREAM"] = "8:12345"

@@ -10,9 +10,9 @@ struct DesktopFixture {
     let server: TestHTTPServer
 
     static func with(_ body: (DesktopFixture) async throws -> Void) async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         try await body(DesktopFixture(bus: bus, server: server))
     }

@@ -163,7 +163,8 @@ import Testing
                 (.download, [url, .string("relative")], Self.invalidArgument),
                 (.download, [url, .string(values.folder + "/nonexistent/d")], HaulErrorName.notFound.fullName),
                 (.download, [url, .string("/proc/self/status")], HaulErrorName.fileExists.fullName),
-                (.download, [url, .string(values.folder)], Self.invalidArgument),
+                (.download, [url, .string(values.folder + "/nonexistent/")], HaulErrorName.notFound.fullName),
+                (.download, [url, .string(values.uploadFile + "/")], Self.invalidArgument),
                 (.upload, [url, .string("/dev/zero")], Self.invalidArgument),
                 (.upload, [url, .string("/nonexistent-haul-file")], HaulErrorName.notFound.fullName),
             ]
@@ -245,7 +246,7 @@ import Testing
     /// allowed, non-ASCII values) reach a real server in downloads and uploads: every task ends, hauld survives.
     /// (A 64 KiB header, since refused, crashed hauld here: see `TransferOptionsDecoder`.)
     @Test func validButHostileHeadersReachARealServer() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
         try await Self.with { caller, values in
             let headerMaps: [[String: String]] = [

@@ -13,12 +13,16 @@ import Testing
             let kde = try await FakeJobViewServer.start(on: desktop.bus)
             try await desktop.withHauld { f throws in
                 // 8 MiB at 400 kB/s: surely running throughout the test.
-                let task = try await f.download("/gen/8m?seed=31&throttle=400000", to: "job.bin")
+                // The job is the application's that asked (the task's Application).
+                let task = try await f.download(
+                    "/gen/8m?seed=31&throttle=400000", to: "job.bin",
+                    options: [.application: .string("org.example.Asker")]
+                )
                 let request = try await DesktopFixture.call("requestView", in: kde.log)
-                #expect(request.arguments.first == .string("haul"))
+                #expect(request.arguments.first == .string("org.example.Asker"))
                 #expect(request.arguments.dropFirst().first == .int32(3), "Killable | Suspendable")
                 let hints = request.vardict(2)
-                #expect(hints["application-display-name"] == .string("Haul"))
+                #expect(hints["application-display-name"] == .string("Asker"))
                 #expect(hints["title"] == .string("Downloading job.bin"))
                 #expect(hints["descriptionValue2"] == .string(f.file("job.bin")))
                 let view: ObjectPath = "/org/kde/notificationmanager/jobs/JobView_1"

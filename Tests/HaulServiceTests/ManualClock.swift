@@ -1,5 +1,6 @@
 import HaulService
 import Synchronization
+import ServiceKit
 
 /// A clock that moves only when a test advances it: the services' timers sleep on it, so back-off, coalescing and
 /// delays are checked in virtual time, to the nanosecond, whatever the machine's load.

@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct NetworkNamespaceHostTests {
     @Test func reachableOverHTTPAndGoneAfterwards() async throws {
         let before = try NetworkNamespaceHost.machineAddresses()
-        let host = try NetworkNamespaceHost()
+        let host = try await NetworkNamespaceHost()
         defer { host.stop() }
         #expect(!LoopbackHost.contains(host.address))
         #expect(!before.contains(host.address) && !before.contains(host.localAddress))
@@ -33,9 +33,9 @@ import Testing
     }
 
     @Test func hostsSideBySideGetAddressesOfTheirOwn() async throws {
-        let first = try NetworkNamespaceHost()
+        let first = try await NetworkNamespaceHost()
         defer { first.stop() }
-        let second = try NetworkNamespaceHost()
+        let second = try await NetworkNamespaceHost()
         defer { second.stop() }
         #expect(first.namespace != second.namespace && first.interface != second.interface)
         #expect(Set([first.address, first.localAddress, second.address, second.localAddress]).count == 4)

@@ -11,10 +11,13 @@ import Testing
             let notifications = try await FakeNotifications.start(on: desktop.bus)
             let kde = try await FakeJobViewServer.start(on: desktop.bus)
             try await desktop.withHauld(["--notify"]) { f throws in
-                let done = try await f.download("/gen/1m?seed=51&throttle=1000000", to: "note.bin")
+                let done = try await f.download(
+                    "/gen/1m?seed=51&throttle=1000000", to: "note.bin",
+                    options: [.application: .string("org.example.Asker")]
+                )
                 try await f.wait(done, until: .completed)
                 let success = try await DesktopFixture.call("Notify", in: notifications.log)
-                #expect(success.arguments[0] == .string("Haul"))
+                #expect(success.arguments[0] == .string("Asker"), "the application that asked")
                 #expect(success.arguments[2] == .string(Self.iconFile), "Haul's icon, from the source tree")
                 #expect(success.arguments[3] == .string("Download complete"))
                 #expect(success.arguments[4] == .string("note.bin"))

@@ -11,7 +11,7 @@ import Testing
 
     /// The proxy allows CONNECT to port 443 only, as Debian's stock squid does: plain http must not need it.
     @Test func plainHTTPGoesAsAnAbsoluteFormRequestUnlessNoProxySaysOtherwise() async throws {
-        let proxy = try TestHTTPServer(arguments: ["--connect-ports", "443"])
+        let proxy = try await TestHTTPServer(arguments: ["--connect-ports", "443"])
         defer { proxy.stop() }
         let environment = ["http_proxy": "http://alice:s%3Acret@\(proxy.authority)", "no_proxy": "localhost"]
         try await TransferFixture.with(environment: environment) { f throws in
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func uploadsAndResumesGoThroughTheProxyToo() async throws {
-        let proxy = try TestHTTPServer(arguments: ["--connect-ports", "443"])
+        let proxy = try await TestHTTPServer(arguments: ["--connect-ports", "443"])
         defer { proxy.stop() }
         try await TransferFixture.with(environment: ["http_proxy": "http://\(proxy.authority)"]) { f throws in
             let query = "/gen/1m?seed=44&reset-after=300000"
@@ -65,9 +65,9 @@ import Testing
     @Test func httpsTunnelsThroughTheProxy() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let server = try TestHTTPServer(tls: certificates)
+        let server = try await TestHTTPServer(tls: certificates)
         defer { server.stop() }
-        let proxy = try TestHTTPServer()
+        let proxy = try await TestHTTPServer()
         defer { proxy.stop() }
         let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
         try await TransferFixture.with(environment: environment) { f throws in
@@ -85,9 +85,9 @@ import Testing
     @Test func aProxysRefusalEndsTheTaskAndSaysWhatItAnswered() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let server = try TestHTTPServer(tls: certificates)
+        let server = try await TestHTTPServer(tls: certificates)
         defer { server.stop() }
-        let proxy = try TestHTTPServer(arguments: ["--connect-ports", "443"])
+        let proxy = try await TestHTTPServer(arguments: ["--connect-ports", "443"])
         defer { proxy.stop() }
         let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
         try await TransferFixture.with(environment: environment) { f throws in
@@ -108,7 +108,7 @@ import Testing
     }
 
     @Test func aProxyAskingForCredentialsEndsTheTask() async throws {
-        let proxy = try TestHTTPServer(arguments: ["--proxy-auth", "bob:pw"])
+        let proxy = try await TestHTTPServer(arguments: ["--proxy-auth", "bob:pw"])
         defer { proxy.stop() }
         try await TransferFixture.with(environment: ["http_proxy": "http://\(proxy.authority)"]) { f throws in
             let task = try await f.download("/gen/1k?seed=46", to: "denied.bin", options: [.maxRetries: .uint32(3)])
@@ -126,7 +126,7 @@ import Testing
         defer { squid.stop() }
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let secure = try TestHTTPServer(tls: certificates)
+        let secure = try await TestHTTPServer(tls: certificates)
         defer { secure.stop() }
         let environment = [
             "http_proxy": "http://\(squid.authority)", "https_proxy": "http://\(squid.authority)",

@@ -17,11 +17,11 @@ import Testing
                 "/gen/3m?seed=21", to: "limited.bin", options: [.rateLimit: .uint64(UInt64(Self.mib))]
             )
             try await f.wait(task, until: .completed)
-            let seconds = RateGateTests.seconds(since: start)
+            let seconds = RateLimitTiming.seconds(since: start)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.property(task, .rateLimit) == .uint64(UInt64(Self.mib)))
             #expect(try await f.sha256(of: "limited.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 3 * Self.mib, seed: 21)))
-            #expect(seconds >= RateGateTests.least(3 * Self.mib, at: Self.mib), "3 MiB at 1 MiB/s took \(seconds) s")
+            #expect(seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib), "3 MiB at 1 MiB/s took \(seconds) s")
         }
     }
 
@@ -35,10 +35,10 @@ import Testing
             let reply = try await f.managerCall(.upload, [.string(f.server.url("/upload/paced")), .string(source.path)])
             let task = try #require(reply.first?.objectPathValue)
             try await f.wait(task, until: .completed)
-            let seconds = RateGateTests.seconds(since: start)
+            let seconds = RateLimitTiming.seconds(since: start)
             #expect(try await f.errorName(task) == "")
             #expect(try await f.server.stats().uploads("/upload/paced").first?.bytes == 2 * Self.mib)
-            #expect(seconds >= RateGateTests.least(2 * Self.mib, at: Self.mib), "2 MiB at 1 MiB/s took \(seconds) s")
+            #expect(seconds >= RateLimitTiming.least(2 * Self.mib, at: Self.mib), "2 MiB at 1 MiB/s took \(seconds) s")
         }
     }
 
@@ -101,12 +101,5 @@ import Testing
             let task = try #require(suspended)
             #expect(try await f.property(task, .rateLimit) == .uint64(65536))
         }
-    }
-}
-
-extension RateGateTests {
-    static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = start.duration(to: .now).components
-        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
     }
 }

@@ -59,9 +59,9 @@ import Testing
     /// plan says is on disk, so what the server sends again is bounded by the plan's checkpoints (1 MiB a segment)
     /// and what was in flight.
     @Test func aKilledDownloadContinuesEverySegment() async throws {
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let state = bus.directory.appendingPathComponent("state")
         let target = bus.directory.appendingPathComponent("killed.bin").path

@@ -48,7 +48,9 @@ import Testing
         try await withInhibitor { system, inhibitor, _ throws in
             inhibitor.holdDelay(true)
             inhibitor.holdBlock(true)
-            try await waitUntil("inhibitor.isHolding(.delay) && inhibitor.isHolding(.block)") { inhibitor.isHolding(.delay) && inhibitor.isHolding(.block) }
+            try await waitUntil(
+                "inhibitor.isHolding(.delay) && inhibitor.isHolding(.block)", timeout: .seconds(30)
+            ) { inhibitor.isHolding(.delay) && inhibitor.isHolding(.block) }
             #expect(Set(try await system.inhibitors()) == [Self.delay, Self.block])
             inhibitor.holdBlock(false)
             let inhibitors = try await system.inhibitors { $0.contains(where: \.released) }
@@ -197,7 +199,9 @@ import Testing
             let following = Task { await inhibitor.run() }
             inhibitor.holdDelay(true)
             inhibitor.holdBlock(true)
-            try await waitUntil("inhibitor.isHolding(.delay) && inhibitor.isHolding(.block)") { inhibitor.isHolding(.delay) && inhibitor.isHolding(.block) }
+            try await waitUntil(
+                "inhibitor.isHolding(.delay) && inhibitor.isHolding(.block)", timeout: .seconds(30)
+            ) { inhibitor.isHolding(.delay) && inhibitor.isHolding(.block) }
             #expect(await sleeps.first(1) == [false])
             try await fixture.system.emitPrepareForSleep(true)
             #expect(await sleeps.first(2) == [false, true])

@@ -13,7 +13,7 @@ import Testing
         let system = try await FakeSystemBus.start()
         defer { system.stop() }
         try await system.setNetwork(connectivity: 4, state: 70, metered: 2)
-        let host = try NetworkNamespaceHost()
+        let host = try await NetworkNamespaceHost()
         defer { host.stop() }
         try await TransferFixture.with(environment: system.environment) { f throws in
             try await body(f, system, host)
@@ -126,7 +126,7 @@ import Testing
     @Test func withoutTheServicesNothingWaits() async throws {
         let system = try await FakeSystemBus.start(absent: [.networkManager, .powerProfiles, .hadessPowerProfiles])
         defer { system.stop() }
-        let host = try NetworkNamespaceHost()
+        let host = try await NetworkNamespaceHost()
         defer { host.stop() }
         try await TransferFixture.with(environment: system.environment) { f throws in
             #expect(try await Self.manager(f, .networkState) == .string(NetworkStateName.unknown.rawValue))

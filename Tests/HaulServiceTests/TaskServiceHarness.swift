@@ -49,7 +49,7 @@ final class TaskServiceHarness: Sendable {
     }
 
     private init(root: URL) async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus()
         state = root.appendingPathComponent("state")
         downloads = root.appendingPathComponent("downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
@@ -72,7 +72,10 @@ final class TaskServiceHarness: Sendable {
         )
         await objects.addObjectManager(at: HaulBus.rootPath)
         try await objects.export(
-            [await ManagerService.exportedInterface(tasks: tasks), await indicator.exportedInterface()],
+            [
+                await ManagerService.exportedInterface(tasks: tasks, callers: server),
+                await indicator.exportedInterface(),
+            ],
             at: HaulBus.managerPath
         )
         signals = try await client.messages(matching: [MatchRule(kind: .signal, sender: server.uniqueName)])
@@ -111,7 +114,7 @@ final class TaskServiceHarness: Sendable {
     ) async throws -> (ObjectPath, UInt32) {
         let path = try await tasks.download(
             url: try TransferURL("http://\(host):1/\(name)"),
-            destination: try LocalPath(downloads.appendingPathComponent(name).path), options: options
+            destination: .file(try LocalPath(downloads.appendingPathComponent(name).path)), options: options
         )
         return (path, try #require(UInt32(path.rawValue.split(separator: "/").last ?? "")))
     }

@@ -62,7 +62,8 @@ import Testing
                 await suspended
                 await harness.tasks.forEachTask(.suspend)  // whatever happened, it is suspended now
                 let seen = await harness.signals(about: path, until: ManagerSignal.taskDidSuspend.rawValue).compactMap(\.member)
-                #expect(await harness.tasks.tasks[id]?.machine.state == .suspended, "round \(round): \(seen)")
+                let state = await harness.tasks.queue.entry(id)?.lifecycle.state
+                #expect(state == .suspended, "round \(round): \(seen)")
                 #expect(seen.filter { $0 == ManagerSignal.taskDidSuspend.rawValue }.count == 1)
                 #expect(seen.first == "InterfacesAdded", "\(seen)")
             }

@@ -72,7 +72,7 @@ import Testing
         let (path, id) = try #require(task)
         try await TaskServiceHarness.with(root: root) { second throws in
             #expect(await second.tasks.list() == [path])
-            let properties = await second.tasks.tasks[id]?.properties()
+            let properties = await second.tasks.properties(of: id)
             #expect(properties?[TaskProperty.state.name] == .state(.running))
             #expect(properties?[TaskProperty.bytesReceived.name] == .uint64(400))
             #expect(properties?[TaskProperty.bytesExpectedToReceive.name] == .int64(1000))
@@ -102,7 +102,7 @@ import Testing
             await second.crash()
         }
         try await TaskServiceHarness.with(root: root) { third throws in
-            let properties = await third.tasks.tasks[id]?.properties()
+            let properties = await third.tasks.properties(of: id)
             #expect(properties?[TaskProperty.state.name] == .state(.suspended))
             #expect(properties?[TaskProperty.errorName.name] == .string(""), "suspended, not failed")
             let message = properties?[TaskProperty.errorMessage.name]?.stringValue ?? ""
@@ -111,7 +111,7 @@ import Testing
 
             try await third.tasks.run(.resume, on: id)
             _ = await third.attempts.next()
-            #expect(await third.tasks.tasks[id]?.properties()[TaskProperty.errorMessage.name] == .string(""))
+            #expect(await third.tasks.properties(of: id)?[TaskProperty.errorMessage.name] == .string(""))
         }
     }
 
@@ -136,9 +136,9 @@ import Testing
             await second.crash()
         }
         try await TaskServiceHarness.with(root: root) { third throws in
-            let suspended = await third.tasks.tasks[ids.running]?.properties()
+            let suspended = await third.tasks.properties(of: ids.running)
             #expect(suspended?[TaskProperty.state.name] == .state(.suspended))
-            let waited = await third.tasks.tasks[ids.queued]?.properties()
+            let waited = await third.tasks.properties(of: ids.queued)
             try #require(waited?[TaskProperty.state.name] != .state(.suspended), "the guard suspended a task that only waited")
             #expect(waited?[TaskProperty.errorMessage.name] == .string(""))
             let attempt = await third.attempts.next()
@@ -164,7 +164,7 @@ import Testing
         }
         try await TaskServiceHarness.with(root: root) { fourth throws in
             _ = await fourth.attempts.next()
-            let properties = await fourth.tasks.tasks[id]?.properties()
+            let properties = await fourth.tasks.properties(of: id)
             #expect(properties?[TaskProperty.state.name] == .state(.running))
             #expect(properties?[TaskProperty.errorMessage.name] == .string(""))
         }

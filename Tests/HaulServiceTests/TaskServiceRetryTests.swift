@@ -109,4 +109,35 @@ import Testing
             #expect(harness.attempts.count == 4)
         }
     }
+
+    /// `Task.Retry` over the bus: a task that failed runs again, with a fresh retry budget and `TaskDidResume`; one
+    /// that succeeded answers `TaskCompleted`.
+    @Test func retryRunsAFailedTaskAgainOverTheBus() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            var options = DownloadOptions()
+            options.maxRetries = 0
+            let (path, _) = try await harness.download("again.bin", options: options)
+            await harness.attempts.next().finish(.failed(.http(status: 503)))
+            _ = await harness.signals(about: path, until: ManagerSignal.taskDidComplete.rawValue)
+            let retry = { () async throws -> [DBusValue] in
+                try await harness.client.call(
+                    destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+                    member: TaskMethod.retry.rawValue
+                )
+            }
+            _ = try await retry()
+            let again = await harness.attempts.next()
+            #expect(again.record.path == harness.file("again.bin"))
+            again.finish(.downloaded(size: 0))
+            let signals = await harness.signals(about: path, until: ManagerSignal.taskDidComplete.rawValue)
+                .compactMap(\.member).filter { $0.hasPrefix("TaskDid") }
+            #expect(signals == [ManagerSignal.taskDidResume.rawValue, ManagerSignal.taskDidComplete.rawValue])
+            do {
+                _ = try await retry()
+                Issue.record("a task that succeeded was retried")
+            } catch let error as DBusError {
+                #expect(error.name == HaulErrorName.taskCompleted.fullName)
+            }
+        }
+    }
 }

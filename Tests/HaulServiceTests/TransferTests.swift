@@ -253,9 +253,9 @@ import Testing
     @Test func tasksSurviveKill9AndFinishByteExact() async throws {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-state-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
-        let server = try TestHTTPServer()
+        let server = try await TestHTTPServer()
         defer { server.stop() }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         defer { bus.stop() }
         let folder = bus.directory.appendingPathComponent("downloads")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

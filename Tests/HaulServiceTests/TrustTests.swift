@@ -10,7 +10,7 @@ import Testing
     @Test func aCAGivenInSSLCertFileIsTrusted() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let server = try TestHTTPServer(tls: certificates)
+        let server = try await TestHTTPServer(tls: certificates)
         defer { server.stop() }
         try await TransferFixture.with(environment: ["SSL_CERT_FILE": certificates.authority.path]) { f throws in
             let task = try await Self.download(server.url("/gen/200k?seed=51"), to: "secure.bin", f)
@@ -23,7 +23,7 @@ import Testing
     @Test func aDirectoryGivenInSSLCertDirIsTrusted() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let server = try TestHTTPServer(tls: certificates)
+        let server = try await TestHTTPServer(tls: certificates)
         defer { server.stop() }
         // A hashed directory, as c_rehash (openssl rehash) makes it.
         let directory = certificates.directory.appendingPathComponent("hashed")
@@ -44,7 +44,7 @@ import Testing
     @Test func anUnknownCAFailsTheTaskAtOnce() async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let server = try TestHTTPServer(tls: certificates)
+        let server = try await TestHTTPServer(tls: certificates)
         defer { server.stop() }
         try await TransferFixture.with { f throws in
             let task = try await Self.download(server.url("/gen/10k"), to: "untrusted.bin", f, retries: 5)

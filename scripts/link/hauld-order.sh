@@ -37,7 +37,7 @@ dbus-daemon --session --fork --print-address=3 --print-pid=4 3>"$work/bus" 4>"$w
 pids+=("$(cat "$work/bus.pid")")
 export DBUS_SESSION_BUS_ADDRESS=$(cat "$work/bus")
 mkdir -p "$work/www" "$work/uploads" "$work/files"
-coproc server { exec python3 "$root/scripts/test-http-server.py" --root "$work/www" --upload-dir "$work/uploads"; }
+coproc server { exec python3 "$root/scripts/test-http-server" --root "$work/www" --upload-dir "$work/uploads"; }
 pids+=("$server_PID")
 read -r _ port <&"${server[0]}"
 url=http://127.0.0.1:$port

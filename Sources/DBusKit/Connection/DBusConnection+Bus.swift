@@ -37,6 +37,14 @@ extension DBusConnection {
         _ = try await callBus("StartServiceByName", [.string(name), .uint32(0)])
     }
 
+    /// The process id of the connection `name` belongs to (`GetConnectionUnixProcessID`).
+    public func connectionUnixProcessID(_ name: String) async throws -> UInt32 {
+        guard let pid = try await callBus("GetConnectionUnixProcessID", [.string(name)]).first?.uint32Value else {
+            throw DBusError.failed("unexpected reply to GetConnectionUnixProcessID")
+        }
+        return pid
+    }
+
     func callBus(_ member: String, _ body: [DBusValue]) async throws -> [DBusValue] {
         try await call(
             .methodCall(

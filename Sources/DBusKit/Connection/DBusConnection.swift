@@ -105,8 +105,12 @@ public actor DBusConnection {
 
     /// Sends a message without waiting for any reply (signals, replies, fire-and-forget calls).
     public func send(_ message: DBusMessage) throws(DBusError) {
+        try send(message, validated: false)
+    }
+
+    private func send(_ message: DBusMessage, validated: Bool) throws(DBusError) {
         guard !isClosed else { throw .disconnected("the connection is closed") }
-        let raw = try MessageCodec.encode(message)
+        let raw = try MessageCodec.encode(message, validated: validated)
         defer { dbus_message_unref(raw) }
         guard dbus_connection_send(handle.pointer, raw, nil) != 0 else {
             throw .failed("out of memory while queueing a message")
@@ -120,7 +124,7 @@ public actor DBusConnection {
     public nonisolated func enqueue(_ message: DBusMessage) throws(DBusError) {
         try MessageCodec.validate(message)
         executor.queue.async { [weak self] in
-            self?.assumeIsolated { try? $0.send(message) }
+            self?.assumeIsolated { try? $0.send(message, validated: true) }
         }
     }
 

@@ -22,15 +22,20 @@ public struct DBusExportedInterface: Sendable {
     public var methods: [String: MethodHandler]
     public var properties: [String: DBusValue]
     public var setProperty: PropertySetter?
+    /// Methods whose calls need not wait for the calls before them, nor hold up those after: the server starts them
+    /// and goes on. For calls that wait on something slow (a disk) and whose order with a client's other calls does
+    /// not matter, such as those creating a new object.
+    public var concurrentMethods: Set<String>
 
     public init(
         _ description: DBusInterfaceDescription, methods: [String: MethodHandler] = [:],
-        properties: [String: DBusValue] = [:], setProperty: PropertySetter? = nil
+        properties: [String: DBusValue] = [:], setProperty: PropertySetter? = nil, concurrentMethods: Set<String> = []
     ) {
         self.description = description
         self.methods = methods
         self.properties = properties
         self.setProperty = setProperty
+        self.concurrentMethods = concurrentMethods
     }
 
     /// Programming errors in an export: every method handled, every property present and of its type.

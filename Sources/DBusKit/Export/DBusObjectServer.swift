@@ -2,20 +2,51 @@
 /// and `ObjectManager`, and emits signals.
 ///
 /// Method calls are handled one at a time in arrival order, together with peer departures, so that a
-/// client's calls and its disappearance are seen in the order the bus sent them. Every call is answered:
+/// client's calls and its disappearance are seen in the order the bus sent them; only an interface's
+/// `concurrentMethods` are started and left to finish while the next calls are handled. Every call is answered:
 /// unknown objects, interfaces, members and wrong signatures get the standard error names, and a handler's
 /// failure becomes an error reply, never a crash.
+///
+/// Ten thousand objects of one interface cost little each: the interface's description, property layout and
+/// (when the exporter shares them) handlers are held once, and an object keeps only its values, in an array.
 public actor DBusObjectServer {
     public nonisolated let connection: DBusConnection
     private let incoming: AsyncStream<DBusMessage>
     private var objects: [ObjectPath: [String: ExportedState]] = [:]
     private var managers: Set<ObjectPath> = []
     private var peerVanished: (@Sendable (String) async -> Void)?
+    /// The layout of each interface exported so far, by name, shared by every object exporting it.
+    private var layouts: [String: PropertyLayout] = [:]
 
-    /// An exported interface and its properties' current values.
+    /// An exported interface (its first property values dropped) and its properties' current values, in the order
+    /// of `layout`.
     private struct ExportedState {
         var exported: DBusExportedInterface
-        var values: [String: DBusValue]
+        let layout: PropertyLayout
+        var values: [DBusValue]
+
+        func value(_ name: String) -> DBusValue? { layout.index[name].map { values[$0] } }
+
+        /// `a{sv}`, in the order of the names.
+        var vardict: DBusValue {
+            .dictionary(
+                key: .string, value: .variant,
+                zip(layout.names, values).map { DBusDictEntry(.string($0), .variant($1)) }
+            )
+        }
+    }
+
+    /// An interface's properties in a fixed order (sorted by name, the order `GetAll` sends them in).
+    private final class PropertyLayout: Sendable {
+        let description: DBusInterfaceDescription
+        let names: [String]
+        let index: [String: Int]
+
+        init(_ description: DBusInterfaceDescription) {
+            self.description = description
+            names = description.properties.map(\.name).sorted()
+            index = Dictionary(names.enumerated().map { ($1, $0) }) { first, _ in first }
+        }
     }
 
     /// Starts receiving the connection's method calls (queued until `run()` handles them).
@@ -24,15 +55,31 @@ public actor DBusObjectServer {
         incoming = try await connection.messages(matching: [.methodCalls, .nameOwnerChanged])
     }
 
-    /// Handles incoming calls until the task is cancelled or the connection closes.
+    /// Handles incoming calls until the task is cancelled or the connection closes (and the concurrent calls still
+    /// running have ended).
     public func run() async {
-        for await message in incoming {
-            if message.kind == .methodCall {
-                await handle(message)
-            } else if let name = PeerDeparture.uniqueName(from: message), let peerVanished {
-                await peerVanished(name)
+        await withDiscardingTaskGroup { group in
+            for await message in incoming {
+                if message.kind == .methodCall {
+                    if isConcurrent(message) {
+                        group.addTask { await self.handle(message) }
+                    } else {
+                        await handle(message)
+                    }
+                } else if let name = PeerDeparture.uniqueName(from: message), let peerVanished {
+                    await peerVanished(name)
+                }
             }
         }
+    }
+
+    /// Whether the call goes to one of its interface's `concurrentMethods`.
+    private func isConcurrent(_ message: DBusMessage) -> Bool {
+        guard let path = message.path, let member = message.member, let interfaces = objects[path] else { return false }
+        if let name = message.interface {
+            return interfaces[name]?.exported.concurrentMethods.contains(member) ?? false
+        }
+        return interfaces.values.contains { $0.exported.concurrentMethods.contains(member) }
     }
 
     /// Called, in order with method calls, with the unique name of each peer that leaves the bus.
@@ -56,8 +103,11 @@ public actor DBusObjectServer {
             }
         }
         for interface in interfaces {
+            let layout = layout(of: interface.description)
+            var exported = interface
+            exported.properties = [:]
             objects[path, default: [:]][interface.description.name] = ExportedState(
-                exported: interface, values: interface.properties
+                exported: exported, layout: layout, values: layout.names.map { interface.properties[$0]! }
             )
         }
         if let manager = manager(of: path) {
@@ -81,11 +131,19 @@ public actor DBusObjectServer {
 
     public func isExported(_ path: ObjectPath) -> Bool { objects[path] != nil }
 
+    /// The shared layout of `description`'s properties (a new one for an interface of the same name that differs).
+    private func layout(of description: DBusInterfaceDescription) -> PropertyLayout {
+        if let layout = layouts[description.name], layout.description == description { return layout }
+        let layout = PropertyLayout(description)
+        layouts[description.name] = layout
+        return layout
+    }
+
     // MARK: Properties and signals
 
     /// The current value of a property.
     public func property(_ name: String, interface: String, at path: ObjectPath) -> DBusValue? {
-        objects[path]?[interface]?.values[name]
+        objects[path]?[interface]?.value(name)
     }
 
     /// Stores new property values and emits one `PropertiesChanged` with those that really changed.
@@ -95,11 +153,13 @@ public actor DBusObjectServer {
         }
         var changed: [String: DBusValue] = [:]
         for (name, value) in changes {
-            guard let property = state.exported.description.property(name), property.type == value.type else {
+            guard let index = state.layout.index[name],
+                state.exported.description.property(name)?.type == value.type
+            else {
                 throw DBusError.failed("\(interface).\(name) is not a property of type \(value.type.signature)")
             }
-            if state.values[name] != value {
-                state.values[name] = value
+            if state.values[index] != value {
+                state.values[index] = value
                 changed[name] = value
             }
         }
@@ -224,10 +284,10 @@ public actor DBusObjectServer {
         }
         switch call.member {
         case "GetAll":
-            return [.vardict(state.values)]
+            return [state.vardict]
         case "Get":
             let name = arguments[1].stringValue ?? ""
-            guard let value = state.values[name] else {
+            guard let value = state.value(name) else {
                 throw DBusError.unknownProperty("\(interfaceName) has no property \(name)")
             }
             return [.variant(value)]
@@ -281,19 +341,26 @@ public actor DBusObjectServer {
         managers.filter { $0 != path && path.isDescendant(of: $0) }.max { $0.rawValue.count < $1.rawValue.count }
     }
 
+    /// The standard interfaces, without properties: how every object's `a{sa{sv}}` begins.
+    private static let commonEntries = StandardInterfaces.common.map { DBusDictEntry(.string($0.name), .vardict([:])) }
+
     private func interfacesAndProperties(_ names: [String], at path: ObjectPath) -> DBusValue {
-        var entries = StandardInterfaces.common.map {
-            DBusDictEntry(.string($0.name), .vardict([:]))
-        }
+        interfacesAndProperties(names, of: objects[path] ?? [:])
+    }
+
+    private func interfacesAndProperties(_ names: [String], of interfaces: [String: ExportedState]) -> DBusValue {
+        var entries = Self.commonEntries
         for name in names.sorted() {
-            entries.append(DBusDictEntry(.string(name), .vardict(objects[path]?[name]?.values ?? [:])))
+            entries.append(DBusDictEntry(.string(name), interfaces[name]?.vardict ?? .vardict([:])))
         }
         return .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), entries)
     }
 
     private func managedObjects(below manager: ObjectPath) -> DBusValue {
-        let entries = objects.keys.filter { self.manager(of: $0) == manager }.sorted().map { path in
-            DBusDictEntry(.objectPath(path), interfacesAndProperties(Array(objects[path]?.keys ?? [:].keys), at: path))
+        let paths = objects.keys.filter { self.manager(of: $0) == manager }
+        let entries = paths.sorted().map { path in
+            let interfaces = objects[path] ?? [:]
+            return DBusDictEntry(.objectPath(path), interfacesAndProperties(Array(interfaces.keys), of: interfaces))
         }
         return .dictionary(key: .objectPath, value: StandardInterfaces.interfacesAndProperties, entries)
     }

@@ -2,9 +2,10 @@ import CDBus
 
 /// Converts between `DBusMessage` values and libdbus messages. Used only on a connection's queue.
 enum MessageCodec {
-    /// Builds a libdbus message (+1 reference) after validating everything libdbus would abort on.
-    static func encode(_ message: DBusMessage) throws(DBusError) -> OpaquePointer {
-        try validate(message)
+    /// Builds a libdbus message (+1 reference) after validating everything libdbus would abort on (unless the caller
+    /// already has: a large reply's walk is not free).
+    static func encode(_ message: DBusMessage, validated: Bool = false) throws(DBusError) -> OpaquePointer {
+        if !validated { try validate(message) }
 
         let type: Int32 = switch message.kind {
         case .methodCall: CDBUS_MESSAGE_TYPE_METHOD_CALL
@@ -193,8 +194,13 @@ enum MessageCodec {
             guard let fields = readChildren(&iter), !fields.isEmpty else { return nil }
             return .structure(fields)
         case CDBUS_TYPE_VARIANT:
-            guard let children = readChildren(&iter), children.count == 1 else { return nil }
-            return .variant(children[0])
+            // One value, read without the array `readChildren` would build: replies hold many variants.
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &sub)
+            guard dbus_message_iter_get_arg_type(&sub) != CDBUS_TYPE_INVALID, let inner = read(&sub),
+                dbus_message_iter_next(&sub) == 0
+            else { return nil }
+            return .variant(inner)
         default: return nil
         }
     }
@@ -236,8 +242,13 @@ enum MessageCodec {
             dbus_message_iter_recurse(&iter, &sub)
             var entries: [DBusDictEntry] = []
             while dbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_DICT_ENTRY {
-                guard let pair = readChildren(&sub), pair.count == 2 else { return nil }
-                entries.append(DBusDictEntry(pair[0], pair[1]))
+                // The key and the value, read in place (a reply may hold hundreds of thousands of entries).
+                var pair = DBusMessageIter()
+                dbus_message_iter_recurse(&sub, &pair)
+                guard let key = read(&pair), dbus_message_iter_next(&pair) != 0, let value = read(&pair),
+                    dbus_message_iter_next(&pair) == 0
+                else { return nil }
+                entries.append(DBusDictEntry(key, value))
                 dbus_message_iter_next(&sub)
             }
             return .dictionary(key: key, value: value, entries)

@@ -1,7 +1,9 @@
 /// A typed D-Bus value.
 ///
-/// Containers carry their element types so that empty arrays and dictionaries keep their signature.
-public indirect enum DBusValue: Hashable, Sendable {
+/// Containers carry their element types so that empty arrays and dictionaries keep their signature. Only the cases
+/// that need it are boxed: a number or a string is stored inline, as a reply of ten thousand objects holds hundreds of
+/// thousands of them.
+public enum DBusValue: Hashable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -13,14 +15,14 @@ public indirect enum DBusValue: Hashable, Sendable {
     case double(Double)
     case string(String)
     case objectPath(ObjectPath)
-    case signature(DBusSignature)
+    indirect case signature(DBusSignature)
     case unixFD(DBusFileDescriptor)
     /// An array whose elements all have the given type.
-    case array(DBusType, [DBusValue])
+    indirect case array(DBusType, [DBusValue])
     /// A dictionary (`a{kv}`), kept in wire order.
-    case dictionary(key: DBusType, value: DBusType, [DBusDictEntry])
-    case structure([DBusValue])
-    case variant(DBusValue)
+    indirect case dictionary(key: DBusType, value: DBusType, [DBusDictEntry])
+    indirect case structure([DBusValue])
+    indirect case variant(DBusValue)
 
     /// The value's complete type.
     public var type: DBusType {

@@ -21,6 +21,10 @@ package enum DownloadOption: String, ContractOption {
     case priority
     /// May transfer on a metered network.
     case allowMetered = "allow-metered"
+    /// A file name the client suggests for a download into a folder (after `Content-Disposition`).
+    case filenameHint = "filename-hint"
+    /// The desktop-file id of the application asking, from an unsandboxed caller (the task's `Application`).
+    case application
 
     /// What `connections`, a task's `Connections` and the Manager's `DefaultConnections` may be.
     package static let connectionRange: ClosedRange<UInt32> = 1...16
@@ -28,7 +32,7 @@ package enum DownloadOption: String, ContractOption {
     package var type: DBusType {
         switch self {
         case .headers: .dictionary(key: .string, value: .string)
-        case .sha256, .priority: .string
+        case .sha256, .priority, .filenameHint, .application: .string
         case .overwrite, .startSuspended, .allowMetered: .boolean
         case .maxRetries, .connections: .uint32
         case .rateLimit: .uint64

@@ -36,11 +36,14 @@ package enum TaskProperty: String, ContractProperty {
     case priority = "Priority"
     /// May transfer on a metered network: set at creation from the option or the priority, then only when written.
     case allowMetered = "AllowMetered"
+    /// The application that created the task: a desktop-file id, else an executable's name, else empty.
+    case application = "Application"
 
     package var type: DBusType {
         switch self {
         case .id, .httpStatus, .connections: .uint32
-        case .kind, .url, .path, .state, .errorName, .errorMessage, .waitingFor, .priority: .string
+        case .kind, .url, .path, .state, .errorName, .errorMessage, .waitingFor, .priority,
+            .application: .string
         case .bytesReceived, .bytesSent, .rate, .rateLimit: .uint64
         case .bytesExpectedToReceive, .bytesExpectedToSend: .int64
         case .downloadProgress, .uploadProgress: .double

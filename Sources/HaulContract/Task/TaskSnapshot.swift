@@ -25,6 +25,7 @@ package struct TaskSnapshot: Sendable, Equatable {
     package var waitingFor: String { self[.waitingFor]?.stringValue ?? "" }
     /// The local file: a download's destination or an upload's source.
     package var path: String { self[.path]?.stringValue ?? "" }
+    package var application: String { self[.application]?.stringValue ?? "" }
     package var rate: UInt64 { self[.rate]?.uint64Value ?? 0 }
     package var isCancellable: Bool { self[.cancellable]?.boolValue ?? false }
     package var isPausable: Bool { self[.pausable]?.boolValue ?? false }

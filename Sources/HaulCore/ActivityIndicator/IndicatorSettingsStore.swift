@@ -79,9 +79,18 @@ package struct IndicatorSettingsStore: Sendable {
     ///
     /// Throws ``IndicatorSettings/InvalidDelay`` (nothing is written) or ``AtomicFileError``.
     package func save(_ settings: IndicatorSettings) throws {
+        try AtomicFile.write(try Self.encoded(settings), to: url)
+    }
+
+    /// The same on `writer`'s thread: returns once the file is durable, having blocked no caller's thread.
+    package func save(_ settings: IndicatorSettings, with writer: TaskRecordWriter) async throws {
+        try await writer.write(try Self.encoded(settings), to: url)
+    }
+
+    private static func encoded(_ settings: IndicatorSettings) throws -> Data {
         try settings.validate()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicFile.write(try encoder.encode(settings), to: url)
+        return try encoder.encode(settings)
     }
 }

@@ -31,8 +31,17 @@ package struct ManagerSettings: Sendable, Equatable {
     }
 
     package func save(to url: URL) throws {
+        try AtomicFile.write(try encoded(), to: url)
+    }
+
+    /// The same on `writer`'s thread: returns once the file is durable, having blocked no caller's thread.
+    package func save(to url: URL, with writer: TaskRecordWriter) async throws {
+        try await writer.write(try encoded(), to: url)
+    }
+
+    private func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicFile.write(try encoder.encode(self), to: url)
+        return try encoder.encode(self)
     }
 }

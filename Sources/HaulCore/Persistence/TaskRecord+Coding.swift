@@ -35,6 +35,9 @@ extension TaskRecord: Codable {
         case priority = "priority"
         case allowMetered = "allowMetered"
         case queuePosition = "queuePosition"
+        case awaitsName = "awaitsName"
+        case filenameHint = "filenameHint"
+        case application = "application"
     }
 
     /// Decodes and validates a record, as described on the extension.
@@ -50,8 +53,9 @@ extension TaskRecord: Codable {
         // port out of range, saved by an older hauld) ends with InvalidArgument instead of disappearing.
         let url = try container.decode(String.self, forKey: .url)
         let path = try container.decode(String.self, forKey: .path)
+        let awaitsName = try container.decodeIfPresent(Bool.self, forKey: .awaitsName) ?? false
         do {
-            _ = try LocalPath(path)
+            _ = try awaitsName ? LocalPath(folder: path) : LocalPath(path)
         } catch {
             throw corrupt(.path, error.description)
         }
@@ -104,6 +108,10 @@ extension TaskRecord: Codable {
         priority = try container.decodeRecordNameIfPresent(TransferPriority.self, forKey: .priority) ?? .foreground
         allowMetered = try container.decodeIfPresent(Bool.self, forKey: .allowMetered) ?? priority.allowsMeteredByDefault
         queuePosition = try container.decodeIfPresent(UInt64.self, forKey: .queuePosition) ?? 0
+        self.awaitsName = awaitsName
+        guard !awaitsName || kind == .download else { throw corrupt(.awaitsName, "only a download awaits a name") }
+        filenameHint = try container.decodeIfPresent(String.self, forKey: .filenameHint)
+        application = try container.decodeIfPresent(String.self, forKey: .application) ?? ""
     }
 
     /// Encodes the record; optional fields only when set.
@@ -135,5 +143,8 @@ extension TaskRecord: Codable {
         if priority != .foreground { try container.encodeRecordName(priority, forKey: .priority) }
         if allowMetered != priority.allowsMeteredByDefault { try container.encode(allowMetered, forKey: .allowMetered) }
         if queuePosition != 0 { try container.encode(queuePosition, forKey: .queuePosition) }
+        if awaitsName { try container.encode(awaitsName, forKey: .awaitsName) }
+        try container.encodeIfPresent(filenameHint, forKey: .filenameHint)
+        if !application.isEmpty { try container.encode(application, forKey: .application) }
     }
 }

@@ -17,7 +17,8 @@ extension TransferScheduler {
             priority: priority, allowMetered: allowMetered, isLoopback: isLoopback, wantsToRun: !isSuspended,
             attempt: .idle, retryDeadline: nil, waitingFor: nil, ticket: takeTicket()
         )
-        return reschedule(now: now, savingOrder: true)
+        enqueueIfReady(id)
+        return reschedule(now: now, touched: [id], savingOrder: true)
     }
 
     /// The client suspended the task: its attempt stops, and any back-off is forgotten (a resume starts afresh).
@@ -25,9 +26,9 @@ extension TransferScheduler {
         guard var task = tasks[id], !task.isRemoved, task.wantsToRun else { return [] }
         task.wantsToRun = false
         task.retryDeadline = nil
-        let stop = requestStop(&task, id)
         tasks[id] = task
-        return stop + reschedule(now: now)
+        let stop = requestStop(id)
+        return stop + reschedule(now: now, touched: [id])
     }
 
     /// The client resumed the task: it joins the end of the queue.
@@ -36,7 +37,8 @@ extension TransferScheduler {
         task.wantsToRun = true
         task.ticket = takeTicket()
         tasks[id] = task
-        return reschedule(now: now, savingOrder: true)
+        enqueueIfReady(id)
+        return reschedule(now: now, touched: [id], savingOrder: true)
     }
 
     /// The task is cancelled or forgotten. An attempt in flight is stopped and keeps its slot until it reports
@@ -50,14 +52,16 @@ extension TransferScheduler {
         task.isRemoved = true
         task.wantsToRun = false
         task.retryDeadline = nil
-        let stop = requestStop(&task, id)
         tasks[id] = task
+        let stop = requestStop(id)
         return stop + reschedule(now: now)
     }
 
     /// The task completed (its attempt succeeded, or failed for good): it leaves the scheduler and frees its slot.
     package mutating func completed(_ id: UInt32, now: Instant) -> [Action] {
-        guard tasks.removeValue(forKey: id) != nil else { return [] }
+        guard tasks[id] != nil else { return [] }
+        setAttempt(id, .idle)
+        tasks[id] = nil
         return reschedule(now: now)
     }
 
@@ -65,10 +69,12 @@ extension TransferScheduler {
     /// metered network does not change: `AllowMetered` takes its default from the priority at creation only.
     package mutating func priorityChanged(_ id: UInt32, to priority: TransferPriority, now: Instant) -> [Action] {
         guard var task = tasks[id], !task.isRemoved, task.priority != priority else { return [] }
+        if task.attempt == .running { foregroundTransferring += priority == .foreground ? 1 : -1 }
         task.priority = priority
         task.ticket = takeTicket()
         tasks[id] = task
-        return reschedule(now: now, savingOrder: true)
+        enqueueIfReady(id)
+        return reschedule(now: now, touched: [id], savingOrder: true)
     }
 
     /// The client allowed or forbade the task a metered network (`AllowMetered`): on a metered network it starts, or
@@ -77,7 +83,8 @@ extension TransferScheduler {
         guard var task = tasks[id], !task.isRemoved, task.allowMetered != allowed else { return [] }
         task.allowMetered = allowed
         tasks[id] = task
-        return reschedule(now: now)
+        enqueueIfReady(id)
+        return reschedule(now: now, touched: [id])
     }
 
     /// The task has a new URL (`SetURL`), whose host is or is not loopback.
@@ -85,7 +92,8 @@ extension TransferScheduler {
         guard var task = tasks[id], !task.isRemoved, task.isLoopback != isLoopback else { return [] }
         task.isLoopback = isLoopback
         tasks[id] = task
-        return reschedule(now: now)
+        enqueueIfReady(id)
+        return reschedule(now: now, touched: [id])
     }
 
     // MARK: - Attempts
@@ -104,17 +112,17 @@ extension TransferScheduler {
     }
 
     private mutating func attemptEnded(_ id: UInt32, retryDelay: Duration?, now: Instant) -> [Action] {
-        guard var task = tasks[id], task.attempt != .idle else { return [] }
+        guard let task = tasks[id], task.attempt != .idle else { return [] }
+        setAttempt(id, .idle)
         if task.isRemoved {
             tasks[id] = nil
             return reschedule(now: now)
         }
         if task.attempt == .running, let retryDelay, retryDelay > .zero {
-            task.retryDeadline = now.advanced(by: retryDelay)
+            setRetryDeadline(id, now.advanced(by: retryDelay))
         }
-        task.attempt = .idle
-        tasks[id] = task
-        return reschedule(now: now)
+        enqueueIfReady(id)
+        return reschedule(now: now, touched: [id])
     }
 
     // MARK: - Conditions
@@ -128,19 +136,27 @@ extension TransferScheduler {
     /// NetworkManager's view changed (or it came or went: ``NetworkState/unknown``). Running attempts go on.
     package mutating func networkChanged(to state: NetworkState, now: Instant) -> [Action] {
         networkState = state
-        return reschedule(now: now)
+        return reschedule(now: now, conditionsChanged: true)
+    }
+
+    /// NetworkManager's view changed: its state and whether it is metered, taken in at once so that an attempt is
+    /// never started for the one and stopped for the other in the same event.
+    package mutating func networkChanged(to state: NetworkState, metered: Bool, now: Instant) -> [Action] {
+        networkState = state
+        isMetered = metered
+        return reschedule(now: now, conditionsChanged: true)
     }
 
     /// The network became metered, or stopped being. Attempts of tasks that may not use it stop.
     package mutating func meteredChanged(to metered: Bool, now: Instant) -> [Action] {
         isMetered = metered
-        return reschedule(now: now)
+        return reschedule(now: now, conditionsChanged: true)
     }
 
     /// Power-saver mode was entered or left. Attempts of background tasks stop in it.
     package mutating func powerSaverChanged(to powerSaver: Bool, now: Instant) -> [Action] {
         isPowerSaver = powerSaver
-        return reschedule(now: now)
+        return reschedule(now: now, conditionsChanged: true)
     }
 
     /// logind's `PrepareForSleep`: with true every attempt stops and every task that wants to run waits `sleep`;
@@ -148,7 +164,7 @@ extension TransferScheduler {
     /// instead, and one that goes down just after costs no retry (``failureSpendsRetry(_:)``).
     package mutating func prepareForSleep(_ sleeping: Bool, now: Instant) -> [Action] {
         isPreparingForSleep = sleeping
-        return reschedule(now: now)
+        return reschedule(now: now, conditionsChanged: true)
     }
 
     /// The timer armed with `generation` fired.
@@ -165,9 +181,9 @@ extension TransferScheduler {
 
     // MARK: - Helpers
 
-    private mutating func requestStop(_ task: inout ScheduledTask, _ id: UInt32) -> [Action] {
-        guard task.attempt == .running else { return [] }
-        task.attempt = .stopping
+    private mutating func requestStop(_ id: UInt32) -> [Action] {
+        guard tasks[id]?.attempt == .running else { return [] }
+        setAttempt(id, .stopping)
         return [.stopAttempt(id)]
     }
 

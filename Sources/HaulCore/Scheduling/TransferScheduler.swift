@@ -30,6 +30,11 @@
 ///
 /// One timer serves every retry back-off: it is armed for the earliest deadline; one that fires with a generation
 /// other than the last armed is stale and ignored, and one that fires early is re-armed rather than honoured.
+///
+/// The work of an event does not grow with the number of tasks: the tasks ready to start wait in heaps (one per kind
+/// of task the conditions treat alike, ordered by priority and ticket), the back-offs in a heap by deadline, and the
+/// counts are kept rather than recounted. Only a change of the conditions, which may change every task's
+/// `WaitingFor`, looks at every task.
 package struct TransferScheduler<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// What the owner must do after an event, in the order given.
     package enum Action: Equatable, Sendable {
@@ -79,6 +84,52 @@ package struct TransferScheduler<Instant: InstantProtocol>: Sendable where Insta
         var ticket: UInt64
         /// Removed by the owner while its attempt stops: it only holds its slot until then.
         var isRemoved = false
+        /// Which entry of the ready heaps is the task's own: the last one pushed. Older ones are stale.
+        var readyStamp: UInt64 = 0
+
+        /// Wants an attempt and may start one as soon as the conditions and a slot allow.
+        var isReady: Bool { !isRemoved && wantsToRun && attempt == .idle && retryDeadline == nil }
+
+        /// The tasks the conditions treat alike.
+        var kind: Kind { Kind(priority: priority, isLoopback: isLoopback, allowMetered: allowMetered) }
+
+        /// Where the task stands in the order slots are given: foreground before background, then by ticket.
+        var admission: Admission { Admission(priority: priority, ticket: ticket) }
+    }
+
+    /// What the conditions look at in a task: tasks of one kind are held back, or not, together.
+    struct Kind: Hashable, Sendable {
+        var priority: TransferPriority
+        var isLoopback: Bool
+        var allowMetered: Bool
+    }
+
+    /// The order slots are given in.
+    struct Admission: Comparable, Sendable {
+        var priority: TransferPriority
+        var ticket: UInt64
+
+        static func < (lhs: Admission, rhs: Admission) -> Bool {
+            (lhs.priority, lhs.ticket) < (rhs.priority, rhs.ticket)
+        }
+    }
+
+    /// A ready task's entry in the heap of its kind.
+    struct ReadyEntry: Comparable, Sendable {
+        var admission: Admission
+        var id: UInt32
+        var stamp: UInt64
+
+        static func < (lhs: ReadyEntry, rhs: ReadyEntry) -> Bool { lhs.admission < rhs.admission }
+        static func == (lhs: ReadyEntry, rhs: ReadyEntry) -> Bool { lhs.stamp == rhs.stamp && lhs.id == rhs.id }
+    }
+
+    /// A back-off's entry in the deadline heap.
+    struct BackOffEntry: Comparable, Sendable {
+        var deadline: Instant
+        var id: UInt32
+
+        static func < (lhs: BackOffEntry, rhs: BackOffEntry) -> Bool { lhs.deadline < rhs.deadline }
     }
 
     struct ArmedTimer: Sendable {
@@ -93,6 +144,20 @@ package struct TransferScheduler<Instant: InstantProtocol>: Sendable where Insta
     var lastTicket: UInt64 = 0
     var timer: ArmedTimer?
     var lastGeneration: UInt64 = 0
+    /// The ready tasks of each kind, first to be admitted on top (stale entries included, skipped lazily).
+    var ready: [Kind: BinaryHeap<ReadyEntry>] = [:]
+    var lastReadyStamp: UInt64 = 0
+    /// Every back-off, earliest first (entries of back-offs that were forgotten included, skipped lazily).
+    var backOffs = BinaryHeap<BackOffEntry>()
+    /// The tasks whose attempt is transferring.
+    var transferring: Set<UInt32> = []
+    /// How many of ``transferring`` are foreground tasks.
+    var foregroundTransferring = 0
+    /// Attempts in flight, stopping ones included.
+    var inFlight = 0
+    /// Task entries looked at so far, by every event: what a test reads to prove that an event's work does not grow
+    /// with the number of tasks.
+    package internal(set) var visits: UInt64 = 0
 
     /// How many attempts may be in flight at once (0: no limit).
     package internal(set) var maxRunningTasks: UInt32
@@ -137,13 +202,17 @@ package struct TransferScheduler<Instant: InstantProtocol>: Sendable where Insta
     /// The tasks whose attempt is transferring, foreground first: what the indicator's `ActivityCount` counts (a
     /// queued task never shows the busy indicator) and, with their priorities, what `InhibitSleep` follows.
     package var runningTasks: [UInt32] {
-        admissionOrder.filter { tasks[$0]?.attempt == .running }
+        inAdmissionOrder(transferring)
     }
 
+    /// How many attempts are transferring: the count of ``runningTasks``, kept.
+    package var runningTaskCount: Int { transferring.count }
+
+    /// Whether a foreground task's attempt is transferring (what `InhibitSleep` holds sleep off for).
+    package var isForegroundTransferring: Bool { foregroundTransferring > 0 }
+
     /// How many attempts are in flight, stopping ones included: the sleep inhibitor may be released when this is 0.
-    package var attemptsInFlight: Int {
-        tasks.values.count { $0.attempt != .idle }
-    }
+    package var attemptsInFlight: Int { inFlight }
 
     /// Whether a failure of the task's attempt spends a retry. It does not when the scheduler asked the attempt to
     /// stop, nor when the network is offline or behind a portal and the task is not loopback: the failure is the
@@ -155,11 +224,8 @@ package struct TransferScheduler<Instant: InstantProtocol>: Sendable where Insta
         return task.isLoopback || networkState.allowsAttempts
     }
 
-    /// Every task (removed ones still stopping included) in the order slots are given: foreground before
-    /// background, then by ticket.
-    var admissionOrder: [UInt32] {
-        tasks.sorted { lhs, rhs in
-            (lhs.value.priority, lhs.value.ticket) < (rhs.value.priority, rhs.value.ticket)
-        }.map(\.key)
+    /// `ids` in the order slots are given: foreground before background, then by ticket.
+    func inAdmissionOrder(_ ids: some Sequence<UInt32>) -> [UInt32] {
+        ids.compactMap { id in tasks[id].map { (id, $0.admission) } }.sorted { $0.1 < $1.1 }.map(\.0)
     }
 }

@@ -13,6 +13,15 @@ package struct DownloadOptions: Equatable, Sendable {
     package var priority = TransferPriority.foreground
     /// Whether the task may use a metered network; nil takes the priority's default.
     package var allowMetered: Bool?
+    /// For a download into a folder: the name the client suggests (`filename-hint`), made safe when used.
+    package var filenameHint: String?
+    /// The application the client says it acts for (`application`), which the service may believe.
+    package var claimedApplication: String?
+    /// Who asked for the task (D-Bus `Application`), as the service determined it.
+    package var application = ""
+
+    /// The longest `filename-hint` taken: a name is cut to 242 bytes anyway.
+    package static let maximumHintBytes = 4096
 
     /// What `connections`, the task's `Connections` and `DefaultConnections` may be.
     package static let connectionRange: ClosedRange<UInt32> = 1...16

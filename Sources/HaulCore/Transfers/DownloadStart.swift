@@ -13,6 +13,11 @@ package enum DownloadStart: Equatable, Sendable {
         let onDisk = Int64(clamping: partialSize)
         // Without a validator usable in If-Range, a 206 could splice two versions of the resource: start from zero.
         let canResume = record.validator?.ifRangeValue != nil
+        // A file not named yet has nothing on disk, and its one connection's first answer names it.
+        guard !record.awaitsName else {
+            self = .single(offset: 0, validator: nil)
+            return
+        }
         guard Self.usesSegments(record) else {
             self = .single(offset: canResume ? onDisk : 0, validator: record.validator)
             return

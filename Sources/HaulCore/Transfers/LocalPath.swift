@@ -12,6 +12,15 @@ package struct LocalPath: Equatable, Sendable, CustomStringConvertible {
         self.path = Self.normalized(path)
     }
 
+    /// A folder's path, which may end with `/`.
+    package init(folder: String) throws(TransferRequestError) {
+        var trimmed = Substring(folder)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard trimmed.hasPrefix("/") else { throw .invalidArgument("'\(folder)' is not an absolute path") }
+        guard !trimmed.utf8.contains(0) else { throw .invalidArgument("the path contains a NUL byte") }
+        path = Self.normalized(String(trimmed))
+    }
+
     package var description: String { path }
 
     /// As `NSString.standardizingPath` on Linux, which this replaced: what exists of the path is resolved by the file

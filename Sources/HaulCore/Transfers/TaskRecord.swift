@@ -14,7 +14,8 @@ package struct TaskRecord: Sendable, Equatable {
     package var kind: TransferKind
     /// The URL as the client gave it, password included.
     package var url: String
-    /// A download's destination or an upload's source.
+    /// A download's destination or an upload's source; the folder of a download into a folder until its name is chosen
+    /// (``awaitsName``).
     package var path: String
     package var state: TransferTaskState
     /// Set exactly when ``state`` is ``TransferTaskState/completed``.
@@ -40,9 +41,9 @@ package struct TaskRecord: Sendable, Equatable {
     /// When the client asked for the task.
     package var createdAt: Date
     /// Unclean exits of hauld in a row that cut an attempt of this task short (the crash-loop guard, see
-    /// ``TransferTaskStateMachine/interruptedRuns``).
+    /// ``CrashLoopGuard/interruptedRuns``).
     package var interruptedRuns: UInt32
-    /// Why hauld itself suspended the task (``TransferTaskStateMachine/notice``), shown while it stays suspended.
+    /// Why hauld itself suspended the task (``CrashLoopGuard/notice``), shown while it stays suspended.
     package var notice: String?
     /// How many connections a download may use (1–16).
     package var connections: UInt32
@@ -61,6 +62,13 @@ package struct TaskRecord: Sendable, Equatable {
     /// The task's place in the queue: tasks join it in the order of these numbers (0: before any numbered one, as
     /// records written before the queue existed), so that a restart keeps the order.
     package var queuePosition: UInt64
+    /// A download into a folder whose file is not named yet: ``path`` is the folder, and the first response names the
+    /// file (``FileNameChoice``).
+    package var awaitsName: Bool
+    /// The name the client suggested for a download into a folder (`filename-hint`).
+    package var filenameHint: String?
+    /// Who created the task (D-Bus `Application`): a desktop-file id, an executable's name, or empty.
+    package var application: String
 
     /// Creates a record; the defaults are those of a task that has not received a response yet.
     package init(
@@ -88,7 +96,10 @@ package struct TaskRecord: Sendable, Equatable {
         rateLimit: UInt64 = 0,
         priority: TransferPriority = .foreground,
         allowMetered: Bool? = nil,
-        queuePosition: UInt64 = 0
+        queuePosition: UInt64 = 0,
+        awaitsName: Bool = false,
+        filenameHint: String? = nil,
+        application: String = ""
     ) {
         self.id = id
         self.kind = kind
@@ -115,24 +126,34 @@ package struct TaskRecord: Sendable, Equatable {
         self.priority = priority
         self.allowMetered = allowMetered ?? priority.allowsMeteredByDefault
         self.queuePosition = queuePosition
+        self.awaitsName = awaitsName
+        self.filenameHint = filenameHint
+        self.application = application
     }
 
-    /// The record of a new download of `url` to `path`.
-    package init(id: UInt32, download url: TransferURL, to path: LocalPath, options: DownloadOptions, createdAt: Date) {
+    /// The record of a new download of `url` to `destination`. One into a folder never replaces a file.
+    package init(
+        id: UInt32, download url: TransferURL, to destination: DownloadDestination, options: DownloadOptions,
+        createdAt: Date
+    ) {
+        let intoFolder = destination.isFolder
         self.init(
             id: id,
             kind: .download,
             url: url.url.absoluteString,
-            path: path.path,
+            path: destination.path.path,
             createdAt: createdAt,
             headers: options.headers,
             sha256: options.sha256,
-            overwrite: options.overwrite,
+            overwrite: options.overwrite && !intoFolder,
             maxRetries: options.maxRetries,
             connections: options.connections ?? 1,
             rateLimit: options.rateLimit,
             priority: options.priority,
-            allowMetered: options.allowMetered
+            allowMetered: options.allowMetered,
+            awaitsName: intoFolder,
+            filenameHint: intoFolder ? options.filenameHint : nil,
+            application: options.application
         )
     }
 
@@ -148,7 +169,8 @@ package struct TaskRecord: Sendable, Equatable {
             method: options.method,
             rateLimit: options.rateLimit,
             priority: options.priority,
-            allowMetered: options.allowMetered
+            allowMetered: options.allowMetered,
+            application: options.application
         )
     }
 

@@ -9,6 +9,8 @@ package struct UploadOptions: Equatable, Sendable {
     package var priority = TransferPriority.foreground
     /// Whether the task may use a metered network; nil takes the priority's default.
     package var allowMetered: Bool?
+    /// Who asked for the task (D-Bus `Application`), as the service determined it.
+    package var application = ""
 
     package init() {}
 }

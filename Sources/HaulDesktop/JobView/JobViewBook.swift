@@ -18,7 +18,9 @@ package struct JobViewBook: Sendable {
     package enum Action: Equatable, Sendable {
         /// Call `requestView` of `server` (the owner's unique name, so that a request never reaches a later owner),
         /// then report `viewGranted` or `viewRefused`.
-        case requestView(task: ObjectPath, server: String, capabilities: Int32, hints: [String: DBusValue])
+        case requestView(
+            task: ObjectPath, server: String, desktopEntry: String, capabilities: Int32, hints: [String: DBusValue]
+        )
         case update(view: ObjectPath, properties: [String: DBusValue])
         case terminate(view: ObjectPath, errorCode: UInt32, errorMessage: String)
         /// Call this `org.haul.Haul1.Task` method (`Suspend`, `Resume`, `Cancel`) on the task.
@@ -74,7 +76,8 @@ package struct JobViewBook: Sendable {
             views[path] = .requested
             return [
                 .requestView(
-                    task: path, server: server, capabilities: JobViewHints.capabilities(of: task),
+                    task: path, server: server, desktopEntry: KDEJobView.entry(for: task),
+                    capabilities: JobViewHints.capabilities(of: task),
                     hints: JobViewHints.request(for: task)
                 )
             ]

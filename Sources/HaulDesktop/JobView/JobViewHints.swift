@@ -11,11 +11,12 @@ package enum JobViewHints {
             | (task.isPausable ? KDEJobView.Capability.suspendable : 0)
     }
 
-    /// `requestView`'s `hints`: the application's name and icon (what Plasma reads from them), and the task's
+    /// `requestView`'s `hints`: the name of the application the task came from and Haul's icon (what Plasma reads from
+    /// them, over what the `desktopEntry`'s desktop file says), and the task's
     /// current state as KDE's own tracker sends it (Plasma takes it from the `update` that follows).
     package static func request(for task: TaskSnapshot) -> [String: DBusValue] {
         update(for: task).merging([
-            "application-display-name": .string(KDEJobView.applicationName),
+            "application-display-name": .string(KDEJobView.shownName(for: task)),
             "application-icon-name": .string(KDEJobView.iconName),
         ]) { $1 }
     }

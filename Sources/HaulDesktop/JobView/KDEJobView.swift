@@ -1,5 +1,5 @@
 package import DBusKit
-import HaulContract
+package import HaulContract
 
 /// KDE's job progress protocol, as Plasma's notification manager serves it (plasma-workspace
 /// `libnotificationmanager/dbus/org.kde.JobViewServerV2.xml` and `org.kde.JobViewV3.xml`) and as KDE's own
@@ -22,6 +22,18 @@ package enum KDEJobView {
     package static let desktopEntry = "haul"
     package static let applicationName = "Haul"
     package static let iconName = HaulIcon.idle.name
+
+    /// A task's `desktopEntry`: the application that asked for it (its `Application`), else Haul.
+    package static func entry(for task: TaskSnapshot) -> String {
+        task.application.isEmpty ? desktopEntry : task.application
+    }
+
+    /// The name shown for the application a task came from: the last part of a reverse-DNS desktop-file id
+    /// (`org.mozilla.firefox` is `firefox`), the id itself otherwise (`chromium`), Haul's name when unknown.
+    package static func shownName(for task: TaskSnapshot) -> String {
+        guard let last = task.application.split(separator: ".").last else { return applicationName }
+        return task.application.contains(".") ? String(last) : task.application
+    }
 
     /// `KJob::Capability`: the bits of `requestView`'s `capabilities`.
     package enum Capability {

@@ -27,6 +27,8 @@ package struct TransferNotification: Sendable, Equatable {
     package var category: String
     /// The buttons, in order.
     package var actions: [NotificationAction]
+    /// `app_name`: the application the task came from, else Haul.
+    package var applicationName: String
 
     /// The notification for the task at `task` seen as `before` and now as `after`; nil unless it has just ended
     /// other than by a cancel.
@@ -35,6 +37,7 @@ package struct TransferNotification: Sendable, Equatable {
         self.task = task
         file = after.path
         let noun = after.isDownload ? "Download" : "Upload"
+        applicationName = KDEJobView.shownName(for: after)
         if after.errorName.isEmpty {
             summary = "\(noun) complete"
             body = after.fileName
@@ -62,7 +65,7 @@ package struct TransferNotification: Sendable, Equatable {
             for action in actions { keysAndLabels += [action.rawValue, action.label] }
         }
         return [
-            .string(KDEJobView.applicationName), .uint32(0), .string(icon), .string(summary),
+            .string(applicationName), .uint32(0), .string(icon), .string(summary),
             .string(capabilities.bodyMarkup ? Markup.escaped(body) : body),
             .strings(keysAndLabels), .vardict(["category": .string(category), "urgency": .byte(1)]), .int32(-1),
         ]

@@ -20,13 +20,18 @@ package enum DownloadsFolder {
         return home + "/Downloads"
     }
 
-    /// Finds the folder and hands it to `xdg-open`, logging what goes wrong.
-    package static func open(logger: Logger) {
+    /// The user's download folder, from `$XDG_CONFIG_HOME/user-dirs.dirs` and `$HOME` (hauld's `""` destination too).
+    package static func current() -> String {
         let environment = ProcessEnvironment()
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.home + "/.config"
         let userDirs = (try? Data(contentsOf: URL(filePath: configHome + "/user-dirs.dirs")))
             .map { String(decoding: $0, as: UTF8.self) }
-        XDGOpen.open(path(userDirs: userDirs, home: environment.home), logger: logger)
+        return path(userDirs: userDirs, home: environment.home)
+    }
+
+    /// Finds the folder and hands it to `xdg-open`, logging what goes wrong.
+    package static func open(logger: Logger) {
+        XDGOpen.open(current(), logger: logger)
     }
 }
 

@@ -3,39 +3,44 @@ import HaulContract
 import HaulCore
 import HaulTransfer
 
-/// One transfer as the service holds it: its persisted record, its lifecycle machine and what runs for it.
-struct ManagedTask {
-    typealias Machine = TransferTaskStateMachine<ContinuousClock.Instant>
+/// Every task's lifecycle and place in the queue, on the service's clock.
+typealias TaskQueue = TransferQueue<ContinuousClock.Instant>
 
+/// One transfer as the service holds it: its persisted record and what runs for it. Its lifecycle and place in the
+/// queue are the `TransferQueue`'s.
+struct ManagedTask {
     var record: TaskRecord
-    var machine: Machine
     let path: ObjectPath
     let probe = ProgressProbe()
     var meter = ProgressMeter<ContinuousClock.Instant>()
     var attempt: Task<Void, Never>?
-    /// The back-off the machine armed, waited out by the scheduler (`WaitingFor=retry`): its timer's generation and
-    /// deadline, reported to the machine when the scheduler gives the task its slot again.
-    var pendingRetry: (generation: UInt64, deadline: ContinuousClock.Instant)?
     /// Where a segmented download's attempt leaves its plan.
     var plans = PlanBox()
 
-    init(record: TaskRecord, machine: Machine) {
+    init(record: TaskRecord) {
         self.record = record
-        self.machine = machine
         path = HaulBus.taskPath(record.id)
     }
 
-    var partialPath: String { DownloadCompletion.partialPath(for: record.path) }
+    /// The download's partial file; none ("", which names no file) before a download into a folder is named.
+    var partialPath: String { record.awaitsName ? "" : DownloadCompletion.partialPath(for: record.path) }
 
-    /// Copies what the record keeps of the lifecycle from the machine; returns whether that changed anything.
-    @discardableResult
-    mutating func recordLifecycle() -> Bool {
-        let before = record
-        record.state = machine.state
-        record.outcome = machine.outcome
-        record.interruptedRuns = machine.interruptedRuns
-        record.notice = machine.notice
-        return record != before
+    /// Copies what the record keeps of the task's place in the queue: lifecycle, crash-loop guard, position.
+    ///
+    /// A task that succeeded never sends a request again: its headers (a browser's cookies among them) leave the
+    /// record. A failed one keeps them until it is forgotten, for `Retry`.
+    mutating func keep(_ entry: TaskQueue.Entry) {
+        record.state = entry.lifecycle.state
+        record.outcome = entry.lifecycle.outcome
+        record.interruptedRuns = entry.crashLoop.interruptedRuns
+        record.notice = entry.crashLoop.notice
+        record.queuePosition = entry.queuePosition
+        if record.outcome == .success { record.headers = [:] }
+    }
+
+    /// What the queue needs to know of the task.
+    var traits: TaskQueue.Traits {
+        TaskQueue.Traits(priority: record.priority, allowMetered: record.allowMetered, isLoopback: isLoopback)
     }
 
     /// Bytes of a download already on disk: in the partial file, or the finished file.
@@ -46,17 +51,19 @@ struct ManagedTask {
         return DownloadCompletion.size(of: partialPath)
     }
 
-    /// Every property of `org.haul.Haul1.Task`.
-    func properties(rate: UInt64 = 0, waitingFor: WaitingFor? = nil) -> [String: DBusValue] {
+    /// Every property of `org.haul.Haul1.Task`, with its lifecycle as `entry` has it and its state as clients see it.
+    func properties(_ entry: TaskQueue.Entry, _ shown: TaskQueue.PublicState, rate: UInt64 = 0) -> [String: DBusValue] {
         let reading = probe.reading
         let download = record.kind == .download
+        let machine = entry.lifecycle
         let failure = machine.outcome?.failure
+        let waitingFor = shown.waitingFor
         let properties: [TaskProperty: DBusValue] = [
             .id: .uint32(record.id),
             .kind: .string(TaskKindName(record.kind).rawValue),
             .url: .string(TransferURL.redacted(record.url).busSafe),
             .path: .string(record.path),
-            .state: .string(stateName(waitingFor: waitingFor).rawValue),
+            .state: .string(TaskStateName(shown).rawValue),
             .bytesReceived: .uint64(download ? reading.bytes : 0),
             .bytesExpectedToReceive: .int64(download ? reading.expected : -1),
             .bytesSent: .uint64(download ? 0 : reading.bytes),
@@ -69,13 +76,14 @@ struct ManagedTask {
             .resumable: .boolean(download && record.resumable),
             .errorName: .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
             // A suspended task may say why hauld suspended it; ErrorName stays empty, as it has not failed.
-            .errorMessage: .string((failure?.message ?? machine.notice ?? "").busSafe),
+            .errorMessage: .string((failure?.message ?? entry.crashLoop.notice ?? "").busSafe),
             .httpStatus: .uint32(record.httpStatus),
             .connections: .uint32(record.connections),
             .rateLimit: .uint64(record.rateLimit),
             .waitingFor: .string(WaitingForName.value(waitingFor)),
             .priority: .string(TaskPriorityName(record.priority).rawValue),
             .allowMetered: .boolean(record.allowMetered),
+            .application: .string(record.application.busSafe),
         ]
         return properties.byName
     }

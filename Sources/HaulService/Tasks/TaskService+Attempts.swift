@@ -1,17 +1,22 @@
+import FoundationEssentials
 import Glibc
 import HaulCore
 import HaulTransfer
 import Logging
 
-/// Attempts: run off the actor by the `AttemptRunner`; what they report goes back to the task's lifecycle machine.
+/// Attempts: run off the actor by the `AttemptRunner`; what they report goes back to the queue.
 extension TaskService {
-    /// Every start is answered by exactly one `attemptEnded` (the machine relies on it).
+    /// Every start is answered by exactly one `attemptEnded` (the queue relies on it).
     func startAttempt(_ id: UInt32) {
         guard !isShuttingDown, let task = tasks[id] else { return }
         let record = task.record
-        let reports = AttemptReports(progress: task.probe, plans: PlanBox()) { [self] head in
-            await self.headReceived(id, head)
-        }
+        let reports = AttemptReports(
+            progress: task.probe, plans: PlanBox(),
+            name: { [self] contentDisposition, finalURL in
+                await self.nameFile(id, contentDisposition: contentDisposition, finalURL: finalURL)
+            },
+            head: { [self] head in await self.headReceived(id, head) }
+        )
         tasks[id]?.plans = reports.plans
         tasks[id]?.meter = ProgressMeter()
         // The service outlives its attempts (shutdown waits for them), so they hold it strongly.
@@ -44,27 +49,23 @@ extension TaskService {
         guard var task = tasks[id] else { return }
         task.attempt = nil
         if let plan = task.plans.takeNew() { task.record.segments = plan }
-        let now = clock.now
-        // Stopped by the scheduler, or failed while the network is down: the run goes on without spending a retry.
-        let spendsRetry = scheduler.failureSpendsRetry(id)
-        let actions: [ManagedTask.Machine.Action]
+        let end: TaskQueue.AttemptEnd
         switch result {
         case .downloaded(let size):
             task.record.segments = nil
             let expected = task.record.expectedTotal < 0 ? Int64(clamping: size) : task.record.expectedTotal
             task.probe.set(bytes: size, expected: expected)
-            actions = task.machine.transferSucceeded(now: now)
+            end = .succeeded
         case .uploaded(let status):
             task.record.httpStatus = status
-            actions = task.machine.transferSucceeded(now: now)
+            end = .succeeded
         case .failed(let failure) where stopped || failure == .cancelled,
             .mustRestartOnOneConnection(let failure) where stopped:
-            actions = spendsRetry ? task.machine.transferStopped(now: now) : task.machine.transferSetBack(now: now)
+            end = .stopped
         case .failed(let failure):
             if let status = failure.httpStatus { task.record.httpStatus = status }
-            logger.info("task \(id) attempt \(task.machine.attempt) failed: \(failure)")
-            actions = failure.isTransient && !spendsRetry
-                ? task.machine.transferSetBack(now: now) : task.machine.transferFailed(failure, now: now)
+            logger.info("task \(id) attempt failed: \(failure)")
+            end = .failed(failure)
         case .mustRestartOnOneConnection(let failure):
             // The file changed (or its ranges came without a size): from zero, on one connection.
             if let status = failure.httpStatus { task.record.httpStatus = status }
@@ -72,16 +73,11 @@ extension TaskService {
             task.record.singleConnection = true
             truncate(task.partialPath, 0)
             task.probe.set(bytes: 0)
-            logger.info("task \(id) attempt \(task.machine.attempt) failed: \(failure)")
-            actions = task.machine.transferFailed(failure, now: now)
+            logger.info("task \(id) attempt failed: \(failure)")
+            end = .failed(failure)
         }
-        task.pendingRetry = nil
         tasks[id] = task
-        perform(actions, for: id)
-        // Then the scheduler hears of the end: the slot is free, after a back-off the machine armed if any.
-        guard let ended = tasks[id], ended.machine.state != .completed else { return }
-        let retryDelay = ended.pendingRetry.map { clock.now.duration(to: $0.deadline) }
-        schedule(scheduler.attemptFailed(id, retryDelay: retryDelay, now: clock.now), for: id)
+        perform(queue.attemptEnded(id, end, now: clock.now))
     }
 }
 

@@ -9,17 +9,15 @@ extension TaskService {
     /// The Manager's read-only `NetworkState`, `Metered` and `PowerSaver`.
     var conditionProperties: [ManagerProperty: DBusValue] {
         [
-            .networkState: .string(NetworkStateName(scheduler.networkState).rawValue),
-            .metered: .boolean(scheduler.isMetered),
-            .powerSaver: .boolean(scheduler.isPowerSaver),
+            .networkState: .string(NetworkStateName(queue.scheduler.networkState).rawValue),
+            .metered: .boolean(queue.scheduler.isMetered),
+            .powerSaver: .boolean(queue.scheduler.isPowerSaver),
         ]
     }
 
     /// NetworkManager's view changed (or it came or went).
     func networkChanged(_ reading: NetworkMonitor.Reading) async {
-        let now = clock.now
-        let network = scheduler.networkChanged(to: reading.state, now: now)
-        schedule(network + scheduler.meteredChanged(to: reading.metered, now: now))
+        perform(queue.networkChanged(to: reading.state, metered: reading.metered, now: clock.now))
         outboxInput.yield(.managerProperties(ManagerProperty.values([
             .networkState: .string(NetworkStateName(reading.state).rawValue), .metered: .boolean(reading.metered),
         ])))
@@ -27,7 +25,7 @@ extension TaskService {
     }
 
     func powerSaverChanged(_ powerSaver: Bool) async {
-        schedule(scheduler.powerSaverChanged(to: powerSaver, now: clock.now))
+        perform(queue.powerSaverChanged(to: powerSaver, now: clock.now))
         outboxInput.yield(.managerProperties(ManagerProperty.values([.powerSaver: .boolean(powerSaver)])))
         await published()
     }
@@ -35,7 +33,7 @@ extension TaskService {
     /// logind's `PrepareForSleep`: with true every attempt stops (its tasks wait `sleep`) and the delay inhibitor is
     /// let go once none is in flight; with false the tasks compete again and the inhibitor is taken again.
     func prepareForSleep(_ sleeping: Bool) async {
-        schedule(scheduler.prepareForSleep(sleeping, now: clock.now))
+        perform(queue.prepareForSleep(sleeping, now: clock.now))
         await published()
     }
 
@@ -49,13 +47,13 @@ extension TaskService {
     /// Holds or lets go of the inhibitors as the attempts in flight say.
     func followInhibitors() {
         guard let sleepInhibitor else { return }
-        let delay = scheduler.attemptsInFlight > 0
+        let delay = queue.scheduler.attemptsInFlight > 0
         if delay != heldInhibitors.delay {
             heldInhibitors.delay = delay
             sleepInhibitor.holdDelay(delay)
         }
-        let block = settings.inhibitSleep && !scheduler.isPreparingForSleep
-            && scheduler.runningTasks.contains { scheduler.task($0)?.priority == .foreground }
+        let block = settings.inhibitSleep && !queue.scheduler.isPreparingForSleep
+            && queue.scheduler.isForegroundTransferring
         if block != heldInhibitors.block {
             heldInhibitors.block = block
             sleepInhibitor.holdBlock(block)
@@ -67,7 +65,7 @@ extension TaskService {
         guard case .boolean(let inhibit) = value else {
             throw .invalidArgs("\(ManagerProperty.inhibitSleep.name) must be a b")
         }
-        try changeSettings([.inhibitSleep: .boolean(inhibit)]) { $0.inhibitSleep = inhibit }
+        try await changeSettings([.inhibitSleep: .boolean(inhibit)]) { $0.inhibitSleep = inhibit }
         followInhibitors()
         await published()
     }

@@ -11,7 +11,7 @@ extension TaskService {
         guard case .uint32(let connections) = value, DownloadOption.connectionRange.contains(connections) else {
             throw .invalidArgs("\(ManagerProperty.defaultConnections.name) must be a u \(Self.connectionRangeText)")
         }
-        try changeSettings([.defaultConnections: .uint32(connections)]) { $0.defaultConnections = connections }
+        try await changeSettings([.defaultConnections: .uint32(connections)]) { $0.defaultConnections = connections }
         await published()
     }
 
@@ -19,7 +19,7 @@ extension TaskService {
     func setGlobalRateLimit(_ direction: RateGate.Direction, _ value: DBusValue) async throws(DBusError) {
         let property: ManagerProperty = direction == .download ? .downloadRateLimit : .uploadRateLimit
         let limit = try Self.rateLimit(property.name, value)
-        try changeSettings([property: .uint64(limit)]) { settings in
+        try await changeSettings([property: .uint64(limit)]) { settings in
             switch direction {
             case .download: settings.downloadRateLimit = limit
             case .upload: settings.uploadRateLimit = limit
@@ -32,8 +32,8 @@ extension TaskService {
     /// A task's `RateLimit`: for its running transfer within a second, and saved with the task.
     func setRateLimit(_ value: DBusValue, of id: UInt32) async throws(DBusError) {
         let limit = try Self.rateLimit(TaskProperty.rateLimit.name, value)
+        try checkNotCompleted(id)
         guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
-        guard task.machine.state != .completed else { throw HaulErrorName.taskCompleted.error("task \(id) has completed") }
         tasks[id]?.record.rateLimit = limit
         if task.attempt != nil { rates.setLimit(limit, of: id, direction: task.record.kind.rateDirection) }
         persist(id)
@@ -41,19 +41,20 @@ extension TaskService {
         await published()
     }
 
-    /// Saves `change` of the settings, then applies it and queues the changed properties; a settings file that cannot
-    /// be written changes nothing.
+    /// Saves `change` of the settings on the record writer's thread, then applies it and queues the changed
+    /// properties; a settings file that cannot be written changes nothing. Property writes reach it one at a time
+    /// (the object server dispatches them in order).
     func changeSettings(
         _ properties: [ManagerProperty: DBusValue], _ change: (inout ManagerSettings) -> Void
-    ) throws(DBusError) {
+    ) async throws(DBusError) {
         var changed = settings
         change(&changed)
         do {
-            try changed.save(to: settingsURL)
+            try await changed.save(to: settingsURL, with: records)
         } catch {
             throw .failed("cannot save the settings in \(settingsURL.path(percentEncoded: false)): \(error)")
         }
-        settings = changed
+        change(&settings)
         outboxInput.yield(.managerProperties(ManagerProperty.values(properties)))
     }
 

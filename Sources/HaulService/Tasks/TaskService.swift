@@ -6,10 +6,12 @@ import HaulContract
 import HaulCore
 import HaulTransfer
 import Logging
+package import ServiceKit
 
-/// Runs transfers on the bus: one `org.haul.Haul1.Task` object per task, each driven by its pure
-/// lifecycle machine; the actions it returns (start or stop an attempt, arm a retry, persist, publish, signal)
-/// are carried out here. Records are saved on every state change, so a restart finds every task as it was.
+/// Runs transfers on the bus: one `org.haul.Haul1.Task` object per task, all driven by one pure machine, the
+/// `TransferQueue` (every task's lifecycle, its crash-loop guard and the scheduler); the actions it returns (start or
+/// stop an attempt, arm its timer, persist, publish, signal) are carried out here, in order, by `perform`. Records
+/// are saved on every state change, so a restart finds every task as it was.
 ///
 /// As in `ActivityIndicatorService`, a change is applied and its effects queued with no `await` in between:
 /// what goes on the bus (exports, property changes, signals) goes through an ordered outbox that `publish()`
@@ -17,11 +19,11 @@ import Logging
 /// `PropertiesChanged` and its `TaskDidComplete` once dropped the signal). A method answers once what it caused
 /// is on the bus.
 actor TaskService {
-    let objects: DBusObjectServer
+    let objects: any TaskBus
     private let indicator: ActivityIndicatorService
     let attempts: any AttemptRunner
     private let store: TaskStore
-    /// Saves records off the actor: replies do not wait for the disk.
+    /// Saves records and settings off the actor, in group commits: only a new task's reply waits for the disk.
     let records: TaskRecordWriter
     let logger: Logger
     /// Retry timers, the progress ticker and the machines' `now`.
@@ -38,29 +40,25 @@ actor TaskService {
     /// Ids of the records found at start (loadable or not) and the highest forgotten one: never given again.
     private var restoredIDs: Set<UInt32> = []
     private var ticker: Task<Void, Never>?
-    /// Which tasks may transfer now (`MaxRunningTasks`), and why the others wait.
-    var scheduler: Scheduler
-    /// The scheduler's one timer: the earliest retry back-off.
-    var schedulerTimer: Task<Void, Never>?
-    /// The transferring tasks last told to the activity indicator.
-    var lastRunningCount = 0
-    /// The highest ``TaskRecord/queuePosition`` given.
-    var lastQueuePosition: UInt64 = 0
-    /// While restored tasks join the scheduler in their saved order, keeping their positions.
-    var isRestoring = false
+    /// Which task does what next: every task's lifecycle, and which may transfer now.
+    var queue: TaskQueue
+    /// The queue's one timer: the earliest retry back-off.
+    private var queueTimer: Task<Void, Never>?
     /// logind's inhibitors, when hauld reaches the system bus.
     var sleepInhibitor: SleepInhibitor?
     /// What was last asked of `sleepInhibitor`.
     var heldInhibitors = (delay: false, block: false)
     private let outbox: AsyncStream<TaskPublication>
     let outboxInput: AsyncStream<TaskPublication>.Continuation
+    /// What every task object exports but its properties.
+    private lazy var taskInterface = Self.taskInterface(of: self)
 
     /// `attempts` runs the transfers (`TransferAttempts` in hauld) under `rates`; `clock` is hauld's `EventLoopClock`
     /// unless a test moves time by hand.
     init(
-        objects: DBusObjectServer, indicator: ActivityIndicatorService, attempts: any AttemptRunner,
-        rates: RateGate = RateGate(), store: TaskStore, settingsURL: URL, clock: any ServiceClock = EventLoopClock(),
-        logger: Logger
+        objects: any TaskBus, indicator: ActivityIndicatorService, attempts: any AttemptRunner,
+        rates: RateGate = RateGate(), store: TaskStore, records: TaskRecordWriter? = nil, settingsURL: URL,
+        clock: any ServiceClock = EventLoopClock(), logger: Logger
     ) {
         self.objects = objects
         self.indicator = indicator
@@ -68,12 +66,12 @@ actor TaskService {
         self.rates = rates
         self.store = store
         self.clock = clock
-        records = TaskRecordWriter(store: store)
+        self.records = records ?? TaskRecordWriter(store: store)
         self.logger = logger
         self.settingsURL = settingsURL
         let (settings, problem) = ManagerSettings.load(from: settingsURL)
         self.settings = settings
-        scheduler = Scheduler(maxRunningTasks: settings.maxRunningTasks)
+        queue = TaskQueue(maxRunningTasks: settings.maxRunningTasks)
         rates.setGlobalLimit(settings.downloadRateLimit, for: .download)
         rates.setGlobalLimit(settings.uploadRateLimit, for: .upload)
         if let problem { logger.warning("\(problem)") }
@@ -90,13 +88,14 @@ actor TaskService {
         nextID = store.nextID(taken: contents.takenIDs)
         restoredIDs = contents.takenIDs
         for record in records {
-            let machine = ManagedTask.Machine(
-                restoring: record.state, outcome: record.outcome, interruptedRuns: record.interruptedRuns,
-                notice: record.notice, maxRetries: record.maxRetries
-            )
-            let task = ManagedTask(record: record, machine: machine)
+            let task = ManagedTask(record: record)
             if record.kind == .download { task.probe.set(bytes: task.bytesOnDisk, expected: record.expectedTotal) }
-            if let notice = machine.notice, notice != record.notice {
+            queue.restore(
+                record.id, state: record.state, outcome: record.outcome,
+                crashLoop: CrashLoopGuard(interruptedRuns: record.interruptedRuns, notice: record.notice),
+                traits: task.traits, queuePosition: record.queuePosition, maxRetries: record.maxRetries
+            )
+            if let notice = queue.entry(record.id)?.crashLoop.notice, notice != record.notice {
                 logger.warning("task \(record.id) is suspended: \(notice)")
             }
             tasks[record.id] = task
@@ -106,43 +105,29 @@ actor TaskService {
         await published()
     }
 
-    /// Continues the restored running tasks from their bytes on disk. Called once hauld owns the bus name:
-    /// a second hauld that fails to get it must not touch the partial files the first one is writing.
+    /// Continues the restored tasks in their saved order. Called once hauld owns the bus name: a second hauld that
+    /// fails to get it must not touch the partial files the first one is writing. A batch at a time, so that calls
+    /// are answered meanwhile however many tasks there are.
     func continueRestored() async {
-        // What restoring changed (the crash-loop guard's counts, a task it suspended) is on disk before any attempt
-        // starts, so that a crash in one is counted.
-        for id in tasks.keys.sorted() {
-            if var task = tasks[id], task.recordLifecycle() { persist(id) }
+        for (index, id) in queue.restoredOrder().enumerated() {
+            perform(queue.continueRestored(id, now: clock.now))
+            if index % Self.batch == Self.batch - 1 { await Task.yield() }
         }
-        await records.flush()
-        // They join the scheduler's queue in the order they had.
-        lastQueuePosition = tasks.values.map(\.record.queuePosition).max() ?? 0
-        isRestoring = true
-        let order = tasks.values.sorted {
-            ($0.record.queuePosition, $0.record.id) < ($1.record.queuePosition, $1.record.id)
-        }
-        for id in order.map(\.record.id) {
-            guard var task = tasks[id] else { continue }
-            let actions = task.machine.start(now: clock.now)
-            tasks[id] = task
-            perform(actions, for: id)
-        }
-        isRestoring = false
         await published()
     }
+
+    /// How many tasks one turn of a restore or a `*All` handles before it lets other calls in.
+    static var batch: Int { 256 }
 
     /// Stops every attempt without touching the saved states, so that the next start continues them all.
     func shutdown() async {
         isShuttingDown = true
         ticker?.cancel()
-        schedulerTimer?.cancel()
+        queueTimer?.cancel()
         for task in tasks.values { task.attempt?.cancel() }
         for task in tasks.values { await task.attempt?.value }
         // A clean stop: no task counts toward the crash-loop guard any more.
-        for id in tasks.keys.sorted() {
-            guard let actions = tasks[id]?.machine.ownerStoppingCleanly(), !actions.isEmpty else { continue }
-            perform(actions, for: id)
-        }
+        perform(queue.ownerStoppingCleanly())
         await published()
         outboxInput.finish()
         await records.flush()
@@ -151,15 +136,10 @@ actor TaskService {
 
     // MARK: Manager requests
 
-    func download(url: TransferURL, destination: LocalPath, options: DownloadOptions) async throws(DBusError)
-        -> ObjectPath
+    func download(url: TransferURL, destination: DownloadDestination, options: DownloadOptions)
+        async throws(DBusError) -> ObjectPath
     {
-        try HaulErrorName.mapping { () throws(TransferFailure) in
-            try LocalFileChecks.destination(destination, overwrite: options.overwrite)
-        }
-        if tasks.values.contains(where: { $0.record.path == destination.path && $0.record.state != .completed }) {
-            throw HaulErrorName.fileExists.error("another task is already downloading to \(destination.path)")
-        }
+        try checkDestination(destination, overwrite: options.overwrite)
         var options = options
         options.connections = options.connections ?? settings.defaultConnections
         let record = TaskRecord(id: nextID, download: url, to: destination, options: options, createdAt: Date())
@@ -175,31 +155,43 @@ actor TaskService {
     func list() -> [ObjectPath] { tasks.keys.sorted().compactMap { tasks[$0]?.path } }
 
     func forEachTask(_ command: TaskCommand) async {
-        for id in tasks.keys.sorted() { try? apply(command, on: id) }
+        for (index, id) in tasks.keys.sorted().enumerated() {
+            try? apply(command, on: id)
+            if index % Self.batch == Self.batch - 1 { await Task.yield() }
+        }
         await published()
     }
 
     private func add(_ record: TaskRecord, startSuspended: Bool) async throws(DBusError) -> ObjectPath {
         nextID = store.nextID(after: record.id) { tasks[$0] != nil || restoredIDs.contains($0) }
-        var task = ManagedTask(record: record, machine: ManagedTask.Machine(maxRetries: record.maxRetries))
+        let task = ManagedTask(record: record)
+        // Durable before it exists on the bus; other calls go on meanwhile, and new tasks share the disk's syncs.
         do {
-            try store.save(task.record)
+            try await records.commit(task.record)
         } catch {
             throw HaulErrorName.permissionDenied.error("cannot save the task in \(store.directory.path): \(error)")
         }
-        task.probe.set(bytes: 0, expected: -1)
-        let actions = startSuspended ? [] : task.machine.start(now: clock.now)
-        tasks[record.id] = task
-        // In the queue before it is exported, so that its first `State` already says whether it runs or is queued;
-        // what the scheduler decided is carried out once the machine's own actions are.
-        let joining = startSuspended ? [] : join(task, suspended: false)
-        export(task)
-        if startSuspended {
-            persist(record.id)
-        } else {
-            perform(actions, for: record.id)
-            schedule(joining, for: record.id)
+        // What changed meanwhile: hauld began to stop, or another new task took the same file (a folder's tasks are
+        // named apart later).
+        if isShuttingDown {
+            records.remove(id: record.id) { _ in }
+            throw DBusError.failed("hauld is stopping")
         }
+        if record.kind == .download, !record.awaitsName,
+            tasks.values.contains(where: { $0.record.path == record.path && $0.record.state != .completed })
+        {
+            records.remove(id: record.id) { _ in }
+            throw HaulErrorName.fileExists.error("another task is already downloading to \(record.path)")
+        }
+        task.probe.set(bytes: 0, expected: -1)
+        tasks[record.id] = task
+        // In the queue before it is exported, so that its first `State` already says whether it runs or is queued.
+        let actions = queue.add(
+            record.id, traits: task.traits, maxRetries: record.maxRetries, startSuspended: startSuspended,
+            now: clock.now
+        )
+        export(task)
+        perform(actions)
         await published()
         return task.path
     }
@@ -213,7 +205,9 @@ actor TaskService {
             throw .invalidArgs("\(TaskProperty.connections.name) must be a u \(Self.connectionRangeText)")
         }
         guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
-        guard task.machine.state != .completed else { throw HaulErrorName.taskCompleted.error("task \(id) has completed") }
+        guard queue.entry(id)?.lifecycle.state != .completed else {
+            throw HaulErrorName.taskCompleted.error("task \(id) has completed")
+        }
         guard task.record.kind == .download else {
             throw .invalidArgs("Connections applies to downloads; task \(id) is an upload")
         }
@@ -230,7 +224,7 @@ actor TaskService {
 
     // MARK: Task commands
 
-    enum TaskCommand: Sendable { case suspend, resume, cancel }
+    enum TaskCommand: Sendable { case suspend, resume, cancel, retry }
 
     func run(_ command: TaskCommand, on id: UInt32) async throws(DBusError) {
         try apply(command, on: id)
@@ -238,25 +232,26 @@ actor TaskService {
     }
 
     private func apply(_ command: TaskCommand, on id: UInt32) throws(DBusError) {
-        guard var task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
-        let actions: [ManagedTask.Machine.Action]
+        guard tasks[id] != nil else { throw HaulErrorName.notFound.error("no task \(id)") }
+        let now = clock.now
+        let actions: [TaskQueue.Action]
         do {
             switch command {
-            case .suspend: actions = try task.machine.suspend(now: clock.now)
-            case .resume: actions = try task.machine.resume(now: clock.now)
-            case .cancel: actions = try task.machine.cancel(now: clock.now)
+            case .suspend: actions = try queue.suspend(id, now: now)
+            case .resume: actions = try queue.resume(id, now: now)
+            case .cancel: actions = try queue.cancel(id, now: now)
+            case .retry: actions = try queue.retry(id, now: now)
             }
         } catch {
             throw HaulErrorName.taskCompleted.error("task \(id) has completed")
         }
-        tasks[id] = task
-        perform(actions, for: id)
+        perform(actions)
     }
 
     func forget(_ id: UInt32) async throws(DBusError) {
         guard let task = tasks[id] else { throw HaulErrorName.notFound.error("no task \(id)") }
-        guard task.machine.state == .completed else {
-            let state = TaskStateName(task.machine.state).rawValue
+        guard queue.forget(id) else {
+            let state = queue.publicState(of: id).map { TaskStateName($0).rawValue } ?? "unknown"
             throw HaulErrorName.taskNotCompleted.error("task \(id) is \(state); cancel it first")
         }
         tasks[id] = nil
@@ -269,53 +264,52 @@ actor TaskService {
 
     // MARK: Actions
 
-    /// Carries out what a task's machine decided, then brings the scheduler in line with it.
-    func perform(_ actions: [ManagedTask.Machine.Action], for id: UInt32) {
-        var stopsNothing = false
+    /// Carries out what the queue decided, in its order, with no `await` in between.
+    func perform(_ actions: [TaskQueue.Action]) {
         for action in actions {
-            guard tasks[id] != nil else { return }
             switch action {
-            case .startTransfer:
-                // The scheduler starts it when it may (`admit`); told now, so the state published next says whether
-                // it runs or is queued.
-                followLifecycle(id)
-            case .stopTransfer:
-                if let attempt = tasks[id]?.attempt { attempt.cancel() } else { stopsNothing = true }
-            case .armRetryTimer(let deadline, let generation):
-                tasks[id]?.pendingRetry = (generation, deadline)
-            case .cancelRetryTimer:
-                tasks[id]?.pendingRetry = nil
-            case .removePartialFile:
-                if let task = tasks[id], task.record.kind == .download {
-                    unlink(task.partialPath)
-                    tasks[id]?.record.segments = nil
-                    task.probe.set(bytes: 0)
-                }
-            case .persist:
+            case .stopAttempt(let id):
+                // Its report (`attemptEnded`) frees the slot.
+                tasks[id]?.attempt?.cancel()
+            case .removePartialFile(let id):
+                guard let task = tasks[id], task.record.kind == .download else { continue }
+                unlink(task.partialPath)
+                tasks[id]?.record.segments = nil
+                task.probe.set(bytes: 0)
+            case .persist(let id):
                 persist(id)
-            case .publishState:
-                publishState(id)
-            case .emitDidResume:
+            case .publishState(let id, let shown):
+                publishState(id, shown)
+            case .emitDidResume(let id):
                 emitManagerSignal(.taskDidResume, id)
-            case .emitDidSuspend:
+            case .emitDidSuspend(let id):
                 emitManagerSignal(.taskDidSuspend, id)
-            case .emitDidComplete(let outcome):
+            case .emitDidComplete(let id, let outcome):
                 emitManagerSignal(.taskDidComplete, id, outcome: outcome)
+            case .startAttempt(let id, _):
+                startAttempt(id)
+            case .armTimer(let deadline, let generation):
+                queueTimer?.cancel()
+                queueTimer = clock.timer(at: deadline) { [weak self] in await self?.queueTimerFired(generation) }
+            case .cancelTimer:
+                queueTimer?.cancel()
+                queueTimer = nil
+            case .runningCountChanged(let count):
+                // Only transferring tasks count in the indicator's `ActivityCount`.
+                outboxInput.yield(.runningTasks(UInt32(clamping: count)))
+                if count > 0 { startTicker() }
             }
         }
-        // A queued task has no attempt to stop: it stopped at once, reported after what the machine said.
-        if stopsNothing, var task = tasks[id] {
-            let stopped = task.machine.transferStopped(now: clock.now)
-            tasks[id] = task
-            perform(stopped, for: id)
-            return
-        }
-        followLifecycle(id)
+        followInhibitors()
+    }
+
+    private func queueTimerFired(_ generation: UInt64) {
+        perform(queue.timerFired(generation: generation, now: clock.now))
     }
 
     func persist(_ id: UInt32) {
-        guard var task = tasks[id] else { return }
-        task.recordLifecycle()
+        guard var task = tasks[id], let entry = queue.entry(id) else { return }
+        task.keep(entry)
         tasks[id] = task
         // A plan says which bytes the partial file holds: the file's data goes to disk before it.
         let syncing = task.record.segments == nil ? nil : task.partialPath
@@ -324,12 +318,20 @@ actor TaskService {
         }
     }
 
-    private func publishState(_ id: UInt32) {
-        guard var task = tasks[id] else { return }
-        task.recordLifecycle()
+    private func publishState(_ id: UInt32, _ shown: TaskQueue.PublicState) {
+        guard var task = tasks[id], let entry = queue.entry(id) else { return }
+        task.keep(entry)
         tasks[id] = task
-        let rate = task.machine.state == .running && isTransferring(id) ? task.meter.rate(now: clock.now) : 0
-        publish(id, task.properties(rate: rate, waitingFor: waitingFor(id)))
+        let rate = queue.isTransferring(id) ? task.meter.rate(now: clock.now) : 0
+        publish(id, task.properties(entry, shown, rate: rate))
+    }
+
+    /// Every property of the task as it stands, or nil for a task the service does not hold.
+    func properties(of id: UInt32) -> [String: DBusValue]? {
+        guard let task = tasks[id], let entry = queue.entry(id), let shown = queue.publicState(of: id) else {
+            return nil
+        }
+        return task.properties(entry, shown)
     }
 
     private func emitManagerSignal(_ signal: ManagerSignal, _ id: UInt32, outcome: TransferOutcome? = nil) {
@@ -348,32 +350,56 @@ actor TaskService {
     // MARK: Publishing
 
     private func export(_ task: ManagedTask) {
-        let id = task.record.id
-        let interface = DBusExportedInterface(
+        var interface = taskInterface
+        interface.properties = properties(of: task.record.id) ?? [:]
+        outboxInput.yield(.export(interface, at: task.path))
+    }
+
+    /// The task interface with its handlers, built once and shared by every task object (ten thousand tasks would
+    /// otherwise hold ten thousand copies of each): a call finds its task by its object path.
+    private static func taskInterface(of service: TaskService) -> DBusExportedInterface {
+        // The service and the id of the task a call is for; weak, as the service holds this interface.
+        let target: @Sendable (DBusMethodCall) throws(DBusError) -> (TaskService, UInt32) = {
+            [weak service] call throws(DBusError) in
+            guard let service else { throw DBusError.failed("hauld is stopping") }
+            guard let id = HaulBus.taskID(of: call.path) else {
+                throw HaulErrorName.notFound.error("no task \(call.path)")
+            }
+            return (service, id)
+        }
+        let command = { (command: TaskCommand) -> DBusExportedInterface.MethodHandler in
+            { call in
+                let (tasks, id) = try target(call)
+                try await tasks.run(command, on: id)
+                return []
+            }
+        }
+        return DBusExportedInterface(
             HaulInterfaces.task,
             methods: TaskMethod.handlers([
-                .suspend: { [self] _ in try await self.run(.suspend, on: id); return [] },
-                .resume: { [self] _ in try await self.run(.resume, on: id); return [] },
-                .cancel: { [self] _ in try await self.run(.cancel, on: id); return [] },
-                .forget: { [self] _ in try await self.forget(id); return [] },
-                .setURL: { [self] call in
-                    try await self.setURL(call.arguments.first?.stringValue ?? "", of: id)
+                .suspend: command(.suspend),
+                .resume: command(.resume),
+                .retry: command(.retry),
+                .cancel: command(.cancel),
+                .forget: { call in let (tasks, id) = try target(call); try await tasks.forget(id); return [] },
+                .setURL: { call in
+                    let (tasks, id) = try target(call)
+                    try await tasks.setURL(call.arguments.first?.stringValue ?? "", of: id)
                     return []
                 },
             ]),
-            properties: task.properties(waitingFor: waitingFor(id)),
-            setProperty: { [self] name, value, _ in
+            setProperty: { name, value, call in
+                let (tasks, id) = try target(call)
                 // The object server lets through writes of read-write properties only.
                 switch TaskProperty(rawValue: name) {
-                case .connections: try await self.setConnections(value, of: id)
-                case .rateLimit: try await self.setRateLimit(value, of: id)
-                case .priority: try await self.setPriority(value, of: id)
-                case .allowMetered: try await self.setAllowMetered(value, of: id)
+                case .connections: try await tasks.setConnections(value, of: id)
+                case .rateLimit: try await tasks.setRateLimit(value, of: id)
+                case .priority: try await tasks.setPriority(value, of: id)
+                case .allowMetered: try await tasks.setAllowMetered(value, of: id)
                 default: break
                 }
             }
         )
-        outboxInput.yield(.export(interface, at: task.path))
     }
 
     func publish(_ id: UInt32, _ properties: [String: DBusValue]) {
@@ -442,8 +468,10 @@ actor TaskService {
     private func tick() -> Bool {
         let now = clock.now
         var anyRunning = false
-        for id in tasks.keys.sorted() {
-            guard var task = tasks[id], task.machine.state == .running, isTransferring(id) else { continue }
+        for id in queue.scheduler.runningTasks {
+            guard var task = tasks[id], let entry = queue.entry(id), let shown = queue.publicState(of: id) else {
+                continue
+            }
             anyRunning = true
             _ = task.meter.record(bytes: task.probe.reading.bytes, now: now)
             tasks[id]?.meter = task.meter
@@ -451,7 +479,7 @@ actor TaskService {
                 tasks[id]?.record.segments = plan
                 persist(id)
             }
-            publish(id, task.properties(rate: task.meter.rate(now: now)))
+            publish(id, task.properties(entry, shown, rate: task.meter.rate(now: now)))
         }
         if !anyRunning { ticker = nil }
         return anyRunning

@@ -1,0 +1,154 @@
+import DBusKit
+import Foundation
+import HaulContract
+import HaulTestSupport
+
+/// Ten thousand tasks (issue #21): a hauld of its own, on a bus of its own, with a state folder of its own, so that the
+/// other phases neither see its tasks nor pay for them.
+extension Bench {
+    /// Clients creating the tasks at once, each with `callsInFlight` calls waiting for their answers.
+    static let scaleClients = 8
+    static let callsInFlight = 16
+
+    func scale() async throws -> ScaleFigures {
+        let count = settings.scaleTasks
+        let bus = try await PrivateBus()
+        defer { bus.stop() }
+        let state = workspace.root.appendingPathComponent("scale-state")
+        var hauld = try await HauldProcess(bus: bus, stateDirectory: state, arguments: ["--log-level", "warning"])
+        let clients = try await (0..<Self.scaleClients).asyncMap { _ in
+            try await HauldClient.connect(address: bus.address)
+        }
+        var figures = ScaleFigures(tasks: count, clients: Self.scaleClients)
+        do {
+            // Tasks that would run for minutes: 48 MiB at 2 MiB/s each.
+            let url = server.url(Workspace.throttledFile, throttled: true)
+            let start = ContinuousClock.now
+            let tasks = try await createSuspended(count, url: url, clients: clients)
+            figures.creationPerSecond = Double(tasks.count) / start.duration(to: .now).seconds
+            figures.residentBytes = try ProcessSample(pid: hauld.pid).residentBytes
+
+            figures.managedObjectsMilliseconds = try await Self.medianMilliseconds(rounds: 5) {
+                let objects = try await clients[0].managedObjects()
+                guard objects >= count else { throw TestSupportError("GetManagedObjects listed \(objects) objects") }
+            }
+            figures.listMilliseconds = try await Self.medianMilliseconds(rounds: 3) {
+                let result = try await Command.run(
+                    Command.built("haul"), ["ls"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]
+                )
+                let lines = result.stdout.split(separator: "\n").count
+                guard result.status == 0, lines == count else {
+                    throw TestSupportError("haul ls listed \(lines) tasks (status \(result.status)): \(result.stderr)")
+                }
+            }
+
+            let limit = try await clients[0].managerProperty(.maxRunningTasks).uint32Value ?? 0
+            figures.maxRunningTasks = Int(limit)
+            guard let port = URL(string: url)?.port else { throw TestSupportError("no port in \(url)") }
+            let connections = ConnectionWatch(port: port)
+            let watching = Task { try await connections.watch() }
+            figures.resumeAllMilliseconds = try await Self.milliseconds { try await clients[0].managerCall(.resumeAll) }
+            try await Task.sleep(for: .seconds(2))
+            figures.suspendAllMilliseconds = try await Self.milliseconds {
+                try await clients[0].managerCall(.suspendAll)
+            }
+            figures.resumeAgainMilliseconds = try await Self.milliseconds {
+                try await clients[0].managerCall(.resumeAll)
+            }
+            try await Task.sleep(for: .seconds(2))
+            figures.suspendAgainMilliseconds = try await Self.milliseconds {
+                try await clients[0].managerCall(.suspendAll)
+            }
+            watching.cancel()
+            figures.mostConnectionsAtOnce = try await watching.value
+
+            for client in clients { await client.close() }
+            let stopping = ContinuousClock.now
+            _ = await hauld.stop()
+            figures.sigtermExitMilliseconds = stopping.duration(to: .now).milliseconds
+
+            let restarting = ContinuousClock.now
+            hauld = try await HauldProcess(bus: bus, stateDirectory: state, arguments: ["--log-level", "warning"])
+            figures.restartToNameMilliseconds = restarting.duration(to: .now).milliseconds
+            let client = try await HauldClient.connect(address: bus.address)
+            _ = try await client.managerProperty(.maxRunningTasks)
+            figures.restartToAnswerMilliseconds = restarting.duration(to: .now).milliseconds
+            figures.restartedResidentBytes = try ProcessSample(pid: hauld.pid).residentBytes
+            figures.cancelAllMilliseconds = try await Self.milliseconds { try await client.managerCall(.cancelAll) }
+            await client.close()
+        } catch {
+            for client in clients { await client.close() }
+            _ = await hauld.stop()
+            throw error
+        }
+        _ = await hauld.stop(signal: SIGKILL)
+        try? FileManager.default.removeItem(at: state)
+        try workspace.clearDownloads()
+        return figures
+    }
+
+    /// `count` suspended downloads, created by `clients` at once, each keeping `callsInFlight` calls going.
+    private func createSuspended(_ count: Int, url: String, clients: [HauldClient]) async throws -> [ObjectPath] {
+        let options: [DownloadOption: DBusValue] = [.startSuspended: .boolean(true)]
+        let workspace = workspace
+        return try await withThrowingTaskGroup(of: [ObjectPath].self) { group in
+            for (index, client) in clients.enumerated() {
+                let mine = Array(stride(from: index, to: count, by: clients.count))
+                group.addTask {
+                    var created: [ObjectPath] = []
+                    for batch in stride(from: 0, to: mine.count, by: Self.callsInFlight) {
+                        let slice = mine[batch..<min(batch + Self.callsInFlight, mine.count)]
+                        created += try await withThrowingTaskGroup(of: ObjectPath.self) { calls in
+                            for number in slice {
+                                let path = workspace.hauldFile("scale-\(number).bin")
+                                calls.addTask { try await client.download(url, to: path, options: options) }
+                            }
+                            return try await calls.reduce(into: []) { $0.append($1) }
+                        }
+                    }
+                    return created
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+    }
+
+    private static func milliseconds(_ body: () async throws -> Void) async throws -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        return start.duration(to: .now).milliseconds
+    }
+
+    private static func medianMilliseconds(rounds: Int, _ body: () async throws -> Void) async throws -> Double {
+        var times: [Double] = []
+        for _ in 0..<rounds { times.append(try await milliseconds(body)) }
+        return Statistics.median(times)
+    }
+}
+
+/// The most TCP connections to the server's port at once, read with `ss` as often as it runs: each is a transfer
+/// hauld has going (a suspended or cancelled attempt closes its connection).
+struct ConnectionWatch: Sendable {
+    let port: Int
+
+    /// Samples until cancelled; returns the most seen.
+    func watch() async throws -> Int {
+        var most = 0
+        while !Task.isCancelled {
+            let result = try await Command.run("ss", ["-tnH", "state", "established", "dport", "=", ":\(port)"])
+            guard result.status == 0 else { throw TestSupportError("ss failed (\(result.status)): \(result.stderr)") }
+            most = max(most, result.stdout.split(separator: "\n").count)
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return most
+    }
+}
+
+extension Sequence {
+    /// `map` with an async transform, one element after the other.
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}

@@ -1,0 +1,58 @@
+package import DBusKit
+package import Foundation
+package import HaulContract
+
+/// hauld running on its own private bus, with a client connection.
+package struct DaemonFixture {
+    package let bus: PrivateBus
+    package let hauld: HauldProcess
+    package let client: DBusConnection
+
+    package static let name = HaulBus.name
+    package static let manager = HaulBus.managerPath
+    package static let indicator = HaulBus.indicatorInterface
+
+    /// A fixture around a hauld the caller started (``with(stateDirectory:arguments:launcher:environment:_:)`` starts
+    /// its own).
+    package init(bus: PrivateBus, hauld: HauldProcess, client: DBusConnection) {
+        self.bus = bus
+        self.hauld = hauld
+        self.client = client
+    }
+
+    package static func with(
+        stateDirectory: URL? = nil, arguments: [String] = [], launcher: [String] = [],
+        environment: [String: String] = [:], _ body: (DaemonFixture) async throws -> Void
+    ) async throws {
+        let bus = try await PrivateBus()
+        defer { bus.stop() }
+        let hauld = try await HauldProcess(
+            bus: bus, stateDirectory: stateDirectory, arguments: arguments, launcher: launcher,
+            environment: environment
+        )
+        let client = try await DBusConnection.connect(address: bus.address)
+        try await body(DaemonFixture(bus: bus, hauld: hauld, client: client))
+        await client.close()
+        _ = await hauld.stop()
+    }
+
+    package func indicatorProperty(_ property: IndicatorProperty, on connection: DBusConnection? = nil) async throws
+        -> DBusValue
+    {
+        try await (connection ?? client).property(
+            destination: Self.name, path: Self.manager, interface: Self.indicator, name: property.name
+        )
+    }
+
+    package func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
+        try await client.setProperty(
+            destination: Self.name, path: Self.manager, interface: Self.indicator, name: property.name, value: value
+        )
+    }
+
+    package func callIndicator(_ method: IndicatorMethod, on connection: DBusConnection? = nil) async throws {
+        _ = try await (connection ?? client).call(
+            destination: Self.name, path: Self.manager, interface: Self.indicator, member: method.rawValue
+        )
+    }
+}

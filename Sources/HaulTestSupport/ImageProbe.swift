@@ -1,0 +1,90 @@
+/// Looks at a screenshot the way a test can check it: the size, the mean colour of a rectangle, the text in it.
+/// ImageMagick reads the pixels and tesseract the text (both installed by `scripts/install-deps.sh test`).
+package enum ImageProbe {
+    /// An area of an image, in pixels from the top left corner.
+    package struct Rectangle: Sendable, Equatable, CustomStringConvertible {
+        package var x, y, width, height: Int
+
+        package init(x: Int, y: Int, width: Int, height: Int) {
+            (self.x, self.y, self.width, self.height) = (x, y, width, height)
+        }
+
+        /// ImageMagick's geometry, `WxH+X+Y`.
+        package var description: String { "\(width)x\(height)+\(x)+\(y)" }
+    }
+
+    /// A colour, each channel from 0 to 255.
+    package struct Color: Sendable, Equatable, CustomStringConvertible {
+        package var red, green, blue: Double
+
+        package init(red: Double, green: Double, blue: Double) {
+            (self.red, self.green, self.blue) = (red, green, blue)
+        }
+
+        /// The largest difference of one channel: 0 for the same colour, 255 for black against white.
+        package func distance(to other: Color) -> Double {
+            max(abs(red - other.red), abs(green - other.green), abs(blue - other.blue))
+        }
+
+        package var description: String { "rgb(\(Int(red)),\(Int(green)),\(Int(blue)))" }
+    }
+
+    package static let convert = "/usr/bin/convert"
+    package static let identify = "/usr/bin/identify"
+
+    /// Width and height of the image.
+    package static func size(of image: String) async throws -> (width: Int, height: Int) {
+        let result = try await Command.run(identify, ["-format", "%w %h", image])
+        let numbers = result.stdout.split(separator: " ").compactMap { Int($0) }
+        guard result.status == 0, numbers.count == 2 else {
+            throw TestSupportError("identify \(image): \(result.stderr)")
+        }
+        return (numbers[0], numbers[1])
+    }
+
+    /// The mean colour of `area` (the whole image when nil).
+    package static func meanColor(of image: String, in area: Rectangle? = nil) async throws -> Color {
+        var arguments = [image]
+        if let area { arguments += ["-crop", area.description, "+repage"] }
+        let channels = "%[fx:255*mean.r] %[fx:255*mean.g] %[fx:255*mean.b]"
+        arguments += ["-alpha", "off", "-colorspace", "sRGB", "-format", channels, "info:"]
+        let result = try await Command.run(convert, arguments)
+        let means = result.stdout.split(separator: " ").compactMap { Double($0) }
+        guard result.status == 0, means.count == 3 else {
+            throw TestSupportError("convert \(image) (\(area?.description ?? "all")): \(result.stderr)")
+        }
+        return Color(red: means[0], green: means[1], blue: means[2])
+    }
+
+    /// How much the pixels of `area` vary: the standard deviation of its grey levels, 0 for a flat colour. A drawn
+    /// icon or text varies; an empty panel does not.
+    package static func variation(of image: String, in area: Rectangle? = nil) async throws -> Double {
+        var arguments = [image]
+        if let area { arguments += ["-crop", area.description, "+repage"] }
+        arguments += ["-alpha", "off", "-colorspace", "Gray", "-format", "%[fx:255*standard_deviation]", "info:"]
+        let result = try await Command.run(convert, arguments)
+        guard result.status == 0, let deviation = Double(result.stdout.trimmingWhitespace) else {
+            throw TestSupportError("convert \(image) (\(area?.description ?? "all")): \(result.stderr)")
+        }
+        return deviation
+    }
+
+    /// The text tesseract reads in `area` (the whole image when nil), enlarged first: panel text is small.
+    package static func text(in image: String, area: Rectangle? = nil) async throws -> String {
+        let enlarged = image + ".ocr.png"
+        var arguments = [image]
+        if let area { arguments += ["-crop", area.description, "+repage"] }
+        arguments += ["-alpha", "off", "-colorspace", "Gray", "-resize", "300%", enlarged]
+        let prepared = try await Command.run(convert, arguments)
+        guard prepared.status == 0 else { throw TestSupportError("convert \(image): \(prepared.stderr)") }
+        let result = try await Command.run("tesseract", [enlarged, "stdout"])
+        guard result.status == 0 else { throw TestSupportError("tesseract \(image): \(result.stderr)") }
+        return result.stdout
+    }
+}
+
+extension String {
+    fileprivate var trimmingWhitespace: String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+}

@@ -1,0 +1,140 @@
+import Synchronization
+
+/// The one shape of every service: apply a change, `send` its effects here in order without suspending, and let
+/// `run()` carry them out in that order. A method that must answer only once its effects are out awaits `settled()`.
+///
+/// Effects that wait for an answer (a call to another program) do not hold up the ones behind them: `run` hands its
+/// carrier a task group, and such a call runs as a child of it, so it is cancelled when the outbox ends instead of
+/// outliving the service as an untracked `Task {}`.
+///
+/// The outbox ends when `finish()` was called and everything queued before it is carried out, or when `run()` is
+/// cancelled (then what is still queued is dropped). From then on `send` drops its effect and `settled()` returns at
+/// once, so no caller waits for a drain that will never come.
+package final class Outbox<Effect: Sendable>: Sendable {
+    private enum Entry: Sendable {
+        case effect(Effect)
+        case barrier(CheckedContinuation<Void, Never>)
+    }
+
+    private enum Phase {
+        case open
+        /// `finish()` was called: nothing new is taken, what is queued still goes out.
+        case finishing
+        case ended
+    }
+
+    private enum Step {
+        case batch([Entry])
+        case done
+        case wait
+    }
+
+    private struct State {
+        var queue: [Entry] = []
+        var phase = Phase.open
+        /// `run()` waiting for the next entry.
+        var drain: CheckedContinuation<Void, Never>?
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    /// Queues an effect behind every one sent before it. Never suspends.
+    package func send(_ effect: Effect) {
+        enqueue(.effect(effect))
+    }
+
+    /// Returns once every effect sent before this call has been carried out, or at once when the outbox has ended.
+    package func settled() async {
+        await withCheckedContinuation { continuation in
+            if !enqueue(.barrier(continuation)) { continuation.resume() }
+        }
+    }
+
+    /// No more effects: `run()` carries out what is queued, then returns.
+    package func finish() {
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if case .open = state.phase { state.phase = .finishing }
+            return state.drain.take()
+        }?.resume()
+    }
+
+    /// Carries the effects out in order, each with the task group its calls that wait for an answer join, until the
+    /// outbox ends. Runs on the caller's actor, so `carryOut` may use the service's state. Call it once.
+    package nonisolated(nonsending) func run(_ carryOut: (Effect, inout DiscardingTaskGroup) async -> Void) async {
+        await withDiscardingTaskGroup { group in
+            while let batch = await next() {
+                for entry in batch {
+                    switch entry {
+                    case .effect(let effect) where !Task.isCancelled: await carryOut(effect, &group)
+                    case .effect: continue
+                    case .barrier(let continuation): continuation.resume()
+                    }
+                }
+            }
+            group.cancelAll()
+        }
+        let stranded = state.withLock { state in
+            state.phase = .ended
+            defer { state.queue = [] }
+            return state.queue
+        }
+        for case .barrier(let continuation) in stranded { continuation.resume() }
+    }
+
+    /// False when the outbox no longer takes entries.
+    @discardableResult
+    private func enqueue(_ entry: Entry) -> Bool {
+        let (accepted, drain) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+            switch (state.phase, entry) {
+            case (.open, _), (.finishing, .barrier):
+                state.queue.append(entry)
+                return (true, state.drain.take())
+            case (.finishing, .effect), (.ended, _):
+                return (false, nil)
+            }
+        }
+        drain?.resume()
+        return accepted
+    }
+
+    /// Everything queued, in order; nil once the outbox has ended or `run()` is cancelled.
+    private func next() async -> [Entry]? {
+        while true {
+            let step = state.withLock { state -> Step in
+                if state.cancelled { return .done }
+                if !state.queue.isEmpty {
+                    defer { state.queue = [] }
+                    return .batch(state.queue)
+                }
+                if case .open = state.phase { return .wait }
+                return .done
+            }
+            switch step {
+            case .batch(let batch): return batch
+            case .done: return nil
+            case .wait: break
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let ready = state.withLock { state -> Bool in
+                        if state.cancelled || !state.queue.isEmpty { return true }
+                        if case .open = state.phase {
+                            state.drain = continuation
+                            return false
+                        }
+                        return true
+                    }
+                    if ready { continuation.resume() }
+                }
+            } onCancel: {
+                state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    state.cancelled = true
+                    return state.drain.take()
+                }?.resume()
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import HaulCore
+import HaulTestSupport
+import HaulTransfer
+import Testing
+
+/// Rate limits on the wire, in-process on the transfer client against the test server. A limit can only be kept
+/// too well on a loaded machine, never broken: each test checks the lower bound of the time a transfer takes, and
+/// only a generous upper bound.
+@Suite(.timeLimit(.minutes(3))) struct RateGateTests {
+    static let mib = 1 << 20
+
+    static func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-rate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// Seconds `body` took.
+    static func timed(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        return RateLimitTiming.seconds(since: start)
+    }
+
+    static func download(
+        _ client: TransferClient, _ url: String, to partial: URL, rate: RateMeter?, connections: Int = 1
+    ) async throws -> UInt64 {
+        if connections > 1 {
+            return try await client.download(
+                url: URL(string: url)!, partialPath: partial.path, connections: connections, plan: nil, validator: nil,
+                headers: [:], rate: rate, onHead: { _ in }, onProgress: { _ in }, onPlan: { _ in }
+            ).bytesOnDisk
+        }
+        return try await client.download(
+            url: URL(string: url)!, partialPath: partial.path, offset: 0, validator: nil, headers: [:], rate: rate,
+            onHead: { _ in }, onProgress: { _ in }
+        ).bytesOnDisk
+    }
+
+    @Test func aTaskLimitHoldsADownloadToItsRate() async throws {
+        let server = try await TestHTTPServer()
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = TransferClient()
+        let gate = RateGate()
+        gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)
+        var size: UInt64 = 0
+        let seconds = try await Self.timed {
+            size = try await Self.download(
+                client, server.url("/gen/4m?seed=3"), to: folder.appendingPathComponent("a"),
+                rate: gate.meter(for: 1, direction: .download)
+            )
+        }
+        await client.shutdown()
+        #expect(size == UInt64(4 * Self.mib))
+        #expect(seconds >= RateLimitTiming.least(4 * Self.mib, at: Self.mib), "4 MiB at 1 MiB/s took \(seconds) s")
+        #expect(seconds < 30)
+    }
+
+    /// Sixteen connections of one task share its limit: more connections do not buy more rate.
+    @Test func theConnectionsOfOneTaskShareItsLimit() async throws {
+        let server = try await TestHTTPServer()
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = TransferClient()
+        let gate = RateGate()
+        gate.setLimit(UInt64(2 * Self.mib), of: 1, direction: .download)
+        let seconds = try await Self.timed {
+            _ = try await Self.download(
+                client, server.url("/gen/8m?seed=4"), to: folder.appendingPathComponent("a"),
+                rate: gate.meter(for: 1, direction: .download), connections: 16
+            )
+        }
+        await client.shutdown()
+        #expect(try await TestHTTPServer.sha256(ofFile: folder.appendingPathComponent("a"))
+            == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 4)))
+        #expect(
+            seconds >= RateLimitTiming.least(8 * Self.mib, at: 2 * Self.mib),
+            "8 MiB at 2 MiB/s over 16 connections took \(seconds) s"
+        )
+    }
+
+    /// Two tasks under a global limit keep to it together.
+    @Test func aGlobalLimitHoldsTasksTogether() async throws {
+        let server = try await TestHTTPServer()
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = TransferClient()
+        let gate = RateGate()
+        gate.setGlobalLimit(UInt64(2 * Self.mib), for: .download)
+        async let first = Self.timed {
+            _ = try await Self.download(
+                client, server.url("/gen/3m?seed=5"), to: folder.appendingPathComponent("a"),
+                rate: gate.meter(for: 1, direction: .download)
+            )
+        }
+        async let second = Self.timed {
+            _ = try await Self.download(
+                client, server.url("/gen/3m?seed=6"), to: folder.appendingPathComponent("b"),
+                rate: gate.meter(for: 2, direction: .download)
+            )
+        }
+        let (one, two) = try await (first, second)
+        await client.shutdown()
+        // Together under the limit. How they shared it is `RateLimiterFairnessTests`' (in virtual time): on a loaded
+        // machine a connection whose event loop is starved asks less often and leaves its share to the other.
+        #expect(
+            max(one, two) >= RateLimitTiming.least(6 * Self.mib, at: 2 * Self.mib),
+            "6 MiB at 2 MiB/s took \(max(one, two)) s"
+        )
+    }
+
+    /// A connection waiting on a limit asks again within a second: lifting the limit mid-way applies at once.
+    @Test func aChangedLimitAppliesToARunningDownload() async throws {
+        let server = try await TestHTTPServer()
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = TransferClient()
+        let gate = RateGate()
+        gate.setGlobalLimit(64 * 1024, for: .download)
+        let lifted = Task {
+            try await Task.sleep(for: .seconds(1))
+            gate.setGlobalLimit(0, for: .download)
+        }
+        let seconds = try await Self.timed {
+            _ = try await Self.download(
+                client, server.url("/gen/8m?seed=9"), to: folder.appendingPathComponent("a"),
+                rate: gate.meter(for: 1, direction: .download)
+            )
+        }
+        try await lifted.value
+        await client.shutdown()
+        // At 64 KiB/s the 8 MiB would take 128 s.
+        #expect(seconds < 60, "the download took \(seconds) s after its limit was lifted at 1 s")
+    }
+
+    @Test func anUploadKeepsToItsLimit() async throws {
+        let server = try await TestHTTPServer()
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source")
+        try await TestHTTPServer.writeGenerated(size: 3 * Self.mib, seed: 7, to: source)
+        let client = TransferClient()
+        let gate = RateGate()
+        gate.setLimit(UInt64(Self.mib), of: 1, direction: .upload)
+        var status = 0
+        let seconds = try await Self.timed {
+            status = try await client.upload(
+                url: URL(string: server.url("/upload/limited"))!, path: source.path, method: .put, headers: [:],
+                rate: gate.meter(for: 1, direction: .upload), onProgress: { _, _ in }
+            )
+        }
+        await client.shutdown()
+        #expect(status == 201)
+        #expect(try await server.stats().uploads("/upload/limited").first?.bytes == 3 * Self.mib)
+        #expect(seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib), "3 MiB at 1 MiB/s took \(seconds) s")
+    }
+
+    /// Plain http through an HTTP proxy goes over hauld's own forward-proxy connection: the limit holds there too.
+    @Test func theLimitHoldsThroughAForwardProxy() async throws {
+        let server = try await TestHTTPServer()
+        defer { server.stop() }
+        let proxy = try await TestHTTPServer()
+        defer { proxy.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var configuration = TransferClient.Configuration()
+        configuration.proxies = ProxySettings(environment: ["http_proxy": "http://\(proxy.authority)"])
+        let client = TransferClient(configuration: configuration)
+        let gate = RateGate()
+        gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)
+        let seconds = try await Self.timed {
+            _ = try await Self.download(
+                client, server.url("/gen/3m?seed=8"), to: folder.appendingPathComponent("a"),
+                rate: gate.meter(for: 1, direction: .download)
+            )
+        }
+        await client.shutdown()
+        #expect(try await proxy.stats().forwarded.count == 1, "the request went through the proxy")
+        #expect(
+            seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib),
+            "3 MiB at 1 MiB/s through a proxy took \(seconds) s"
+        )
+    }
+}

@@ -1,0 +1,244 @@
+import DBusKit
+import Foundation
+import HaulContract
+import HaulTestSupport
+
+/// A real GNOME Shell for one test: `gnome-shell --headless --virtual-monitor 1280x800` with Haul's extension
+/// installed and enabled, in a throwaway home, on a private session bus, with a private bus as its system bus (it
+/// dies on logind without one). Started with the extension's test hook (`HAUL_SHELL_TEST_BUS=1`), which the test
+/// reads and clicks through (``describe()``, ``activate(_:)``), and it takes screenshots as GNOME's own
+/// Screenshot tool does.
+///
+/// The session bus activates only dconf (with the throwaway home) and a stand-in for hauld's activation that merely
+/// leaves a mark: ``hauldWasActivated`` says whether anything ever asked the bus to start hauld. The home's default
+/// file manager is a script that notes the folder it was asked to show (``openedFolder``).
+final class GnomeShell: Sendable {
+    let sessionBus: PrivateBus
+    private let systemBus: PrivateBus
+    private let shell: Command.Running
+    private let client: DBusConnection
+    /// The throwaway home and runtime folder, removed by ``stop()``.
+    private let directory: URL
+    private let activationMark: URL
+    private let openedFolderMark: URL
+    /// The shell's own output, kept beside the screenshots.
+    let log: String
+
+    static let uuid = "haul@haul.org"
+    static let hookPath: ObjectPath = "/org/gnome/Shell/Extensions/Haul"
+    static let hookInterface = "org.haul.ShellExtension.TestHook"
+    static let shellName = "org.gnome.Shell"
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Runs `body` with a started shell, stopping it (and every bus) afterwards, also when `body` throws.
+    static func with(artefacts: ArtefactFolder, _ body: (GnomeShell) async throws -> Void) async throws {
+        let shell = try await GnomeShell(artefacts: artefacts)
+        do {
+            try await body(shell)
+        } catch {
+            await shell.stop()
+            throw error
+        }
+        await shell.stop()
+    }
+
+    private init(artefacts: ArtefactFolder) async throws {
+        let files = FileManager.default
+        directory = files.temporaryDirectory.appendingPathComponent("haul-gnome-\(UUID().uuidString)")
+        let home = directory.appendingPathComponent("home")
+        let runtime = directory.appendingPathComponent("runtime")
+        let services = directory.appendingPathComponent("services")
+        for folder in [home, runtime, services] {
+            try files.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime.path)
+        activationMark = directory.appendingPathComponent("hauld-was-activated")
+        openedFolderMark = directory.appendingPathComponent("opened-folder")
+        log = artefacts.path("gnome-shell.log")
+
+        var environment = ProcessInfo.processInfo.environment.filter {
+            !["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS"]
+                .contains($0.key) && !$0.key.hasPrefix("XDG_")
+        }
+        environment["HOME"] = home.path
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        environment["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
+        environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+        environment["XDG_CACHE_HOME"] = home.appendingPathComponent(".cache").path
+        environment["XDG_CURRENT_DESKTOP"] = "GNOME"
+        environment["LANG"] = "C.UTF-8"
+
+        // dconf and the shell's notification service (org.freedesktop.Notifications) as the bus would start them, but
+        // in the throwaway home (a service inherits the bus's environment, which is the test's); and hauld's name,
+        // whose activation only leaves the mark.
+        let homeVariables = ["HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"]
+            .map { "\($0)=\(environment[$0] ?? "")" }.joined(separator: " ")
+        for service in ["ca.desrt.dconf.service", "org.gnome.Shell.Notifications.service"] {
+            let file = try String(contentsOfFile: "/usr/share/dbus-1/services/\(service)", encoding: .utf8)
+            try file.replacingOccurrences(of: "Exec=", with: "Exec=/usr/bin/env \(homeVariables) ")
+                .write(to: services.appendingPathComponent(service), atomically: true, encoding: .utf8)
+        }
+        try "[D-BUS Service]\nName=\(HaulBus.name)\nExec=/usr/bin/touch \(activationMark.path)\n"
+            .write(to: services.appendingPathComponent("\(HaulBus.name).service"), atomically: true, encoding: .utf8)
+
+        systemBus = try await PrivateBus()
+        sessionBus = try await PrivateBus(serviceDirectory: services)
+        environment["DBUS_SESSION_BUS_ADDRESS"] = sessionBus.address
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus.address
+
+        try Self.installFileManager(noting: openedFolderMark, in: home, directory: directory)
+
+        // The extension where a user's is, enabled before the shell starts.
+        let extensions = home.appendingPathComponent(".local/share/gnome-shell/extensions/\(Self.uuid)")
+        let assemble = Self.repository.appendingPathComponent("integrations/gnome-shell/assemble.sh").path
+        try await Self.run(assemble, [extensions.path], environment: environment)
+        try await Self.run("gsettings", ["set", "org.gnome.shell", "enabled-extensions", "['\(Self.uuid)']"],
+                           environment: environment)
+        try await Self.run("gsettings", ["set", "org.gnome.shell", "disable-user-extensions", "false"],
+                           environment: environment)
+
+        environment["HAUL_SHELL_TEST_BUS"] = "1"
+        shell = try Command.start(
+            "/bin/sh", ["-c", "exec gnome-shell --headless --no-x11 --virtual-monitor 1280x800 >\"$0\" 2>&1", log],
+            environment: environment
+        )
+        client = try await DBusConnection.connect(address: sessionBus.address)
+        // GNOME 43 takes screenshots only for the names it trusts, GNOME's Screenshot tool among them.
+        _ = try await client.requestName("org.gnome.Screenshot")
+        try await waitUntil("gnome-shell to enable the extension", timeout: .seconds(60)) { [shell, log] in
+            guard shell.isRunning else {
+                let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                throw TestSupportError("gnome-shell exited: \(output)")
+            }
+            return (try? await self.describe()) != nil
+        }
+    }
+
+    /// Makes a script that writes its argument to `mark` the home's handler of folders (`inode/directory`).
+    private static func installFileManager(noting mark: URL, in home: URL, directory: URL) throws {
+        let files = FileManager.default
+        let script = directory.appendingPathComponent("file-manager")
+        try "#!/bin/sh\nprintf '%s' \"$1\" > '\(mark.path)'\n".write(to: script, atomically: true, encoding: .utf8)
+        try files.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let applications = home.appendingPathComponent(".local/share/applications")
+        try files.createDirectory(at: applications, withIntermediateDirectories: true)
+        let entry = "[Desktop Entry]\nType=Application\nName=Files\nExec=\(script.path) %u\nMimeType=inode/directory;\n"
+        try entry.write(
+            to: applications.appendingPathComponent("haul-test-files.desktop"), atomically: true, encoding: .utf8
+        )
+        let config = home.appendingPathComponent(".config")
+        try files.createDirectory(at: config, withIntermediateDirectories: true)
+        try "[Default Applications]\ninode/directory=haul-test-files.desktop\n"
+            .write(to: config.appendingPathComponent("mimeapps.list"), atomically: true, encoding: .utf8)
+    }
+
+    private static func run(_ command: String, _ arguments: [String], environment: [String: String]) async throws {
+        let result = try await Command.run(command, arguments, environment: environment)
+        guard result.status == 0 else {
+            throw TestSupportError("\(command) \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+    }
+
+    /// The environment hauld gets: the same throwaway home.
+    var hauldEnvironment: [String: String] {
+        ["HOME": directory.appendingPathComponent("home").path]
+    }
+
+    /// A file in the throwaway home.
+    func homeFile(_ name: String) -> String {
+        directory.appendingPathComponent("home").appendingPathComponent(name).path
+    }
+
+    /// What the home's file manager was last asked to show (a path or a file: URI), nil before anything.
+    var openedFolder: String? { try? String(contentsOf: openedFolderMark, encoding: .utf8) }
+
+    /// Whether anything asked the session bus to start hauld.
+    var hauldWasActivated: Bool { FileManager.default.fileExists(atPath: activationMark.path) }
+
+    // MARK: The test hook
+
+    /// What the extension's button and menu show.
+    func describe() async throws -> ExtensionView {
+        let reply = try await hook("Describe")
+        guard let json = reply.first?.stringValue else { throw TestSupportError("Describe answered \(reply)") }
+        return try JSONDecoder().decode(ExtensionView.self, from: Data(json.utf8))
+    }
+
+    /// Waits until what the extension shows satisfies `condition`; a timeout tells what it showed last.
+    func waitForView(
+        _ what: @autoclosure () -> String, timeout: Duration = .seconds(10), _ condition: (ExtensionView) -> Bool
+    ) async throws {
+        var last: ExtensionView?
+        try await waitUntil(what(), timeout: timeout, seen: { "\(String(describing: last))" }) {
+            let view = try await describe()
+            last = view
+            return condition(view)
+        }
+    }
+
+    func openMenu() async throws { _ = try await hook("OpenMenu") }
+
+    func closeMenu() async throws { _ = try await hook("CloseMenu") }
+
+    /// Activates the menu item `labels` lead to, as a click does; false when there is none or it is greyed.
+    func activate(_ labels: [String]) async throws -> Bool {
+        try await hook("Activate", [.array(.string, labels.map(DBusValue.string))]).first?.boolValue ?? false
+    }
+
+    private func hook(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
+        try await client.call(
+            destination: Self.shellName, path: Self.hookPath, interface: Self.hookInterface, member: member, body,
+            timeout: .seconds(10)
+        )
+    }
+
+    /// Moves the pointer a little, through mutter's remote desktop API (a session of the test's connection): GNOME
+    /// keeps a banner up until the user is active, and the shell greets root with two of them.
+    func nudgePointer() async throws {
+        let service = "org.gnome.Mutter.RemoteDesktop"
+        let sessionInterface = "\(service).Session"
+        let reply = try await client.call(
+            destination: service, path: "/org/gnome/Mutter/RemoteDesktop", interface: service, member: "CreateSession"
+        )
+        guard case .objectPath(let session)? = reply.first else { throw TestSupportError("CreateSession: \(reply)") }
+        _ = try await client.call(destination: service, path: session, interface: sessionInterface, member: "Start")
+        for step in [4.0, -4.0] {
+            _ = try await client.call(
+                destination: service, path: session, interface: sessionInterface,
+                member: "NotifyPointerMotionRelative", [.double(step), .double(step)]
+            )
+        }
+        _ = try await client.call(destination: service, path: session, interface: sessionInterface, member: "Stop")
+    }
+
+    /// Takes a screenshot of the whole screen into `path`.
+    func screenshot(_ path: String) async throws {
+        let reply = try await client.call(
+            destination: Self.shellName, path: "/org/gnome/Shell/Screenshot", interface: "org.gnome.Shell.Screenshot",
+            member: "Screenshot", [.boolean(false), .boolean(false), .string(path)], timeout: .seconds(20)
+        )
+        guard reply.first?.boolValue == true else { throw TestSupportError("Screenshot answered \(reply)") }
+    }
+
+    /// A shell that ``stop()`` did not end (its start failed) is killed.
+    deinit {
+        if shell.isRunning { kill(shell.pid, SIGKILL) }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Ends the shell (SIGKILL when SIGTERM is not enough within 10 s) and the buses, and removes the home.
+    func stop() async {
+        await client.close()
+        if shell.isRunning {
+            kill(shell.pid, SIGTERM)
+            if (try? await waitUntil("gnome-shell to exit", timeout: .seconds(10)) { !self.shell.isRunning }) == nil {
+                kill(shell.pid, SIGKILL)
+            }
+            _ = await Command.finish(shell)
+        }
+        sessionBus.stop()
+        systemBus.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

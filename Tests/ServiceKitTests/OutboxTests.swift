@@ -1,0 +1,99 @@
+import ServiceKit
+import Synchronization
+import Testing
+
+/// The outbox every service drains: order, barriers, and what happens when it ends.
+@Suite(.timeLimit(.minutes(1))) struct OutboxTests {
+    /// What a carrier saw, in order.
+    final class Log: Sendable {
+        private let entries = Mutex<[Int]>([])
+        var values: [Int] { entries.withLock { $0 } }
+        func append(_ value: Int) { entries.withLock { $0.append(value) } }
+    }
+
+    @Test func effectsAreCarriedOutInTheOrderTheyWereSentAndABarrierWaitsForThem() async {
+        let outbox = Outbox<Int>()
+        let log = Log()
+        for value in 0..<100 { outbox.send(value) }
+        let running = Task {
+            await outbox.run { value, _ in
+                await Task.yield()
+                log.append(value)
+            }
+        }
+        await outbox.settled()
+        #expect(log.values == Array(0..<100))
+        outbox.send(100)
+        await outbox.settled()
+        #expect(log.values == Array(0...100))
+        outbox.finish()
+        await running.value
+    }
+
+    @Test func finishCarriesOutWhatIsQueuedThenEndsAndLaterBarriersReturnAtOnce() async {
+        let outbox = Outbox<Int>()
+        let log = Log()
+        outbox.send(1)
+        outbox.send(2)
+        outbox.finish()
+        outbox.send(3)  // after finish: dropped
+        await outbox.run { value, _ in log.append(value) }
+        #expect(log.values == [1, 2])
+        await outbox.settled()  // would hang forever if an ended outbox queued it
+        outbox.send(4)
+        #expect(log.values == [1, 2])
+    }
+
+    @Test func aBarrierQueuedBeforeCancellationIsAnsweredAndTheRestDropped() async {
+        let outbox = Outbox<Int>()
+        let log = Log()
+        let begun = AsyncStream<Void>.makeStream()
+        let running = Task {
+            await outbox.run { value, _ in
+                log.append(value)
+                begun.continuation.yield()
+                // Holds the outbox until the test cancels it.
+                if value == 1 { try? await Task.sleep(for: .seconds(3600)) }
+            }
+        }
+        outbox.send(1)
+        outbox.send(2)
+        let waiting = Task { await outbox.settled() }
+        var iterator = begun.stream.makeAsyncIterator()
+        await iterator.next()
+        running.cancel()
+        await running.value
+        await waiting.value
+        #expect(log.values == [1])
+        await outbox.settled()
+    }
+
+    @Test func callsThatWaitForAnAnswerRunBesideTheOutboxAndEndWithIt() async {
+        let outbox = Outbox<Int>()
+        let log = Log()
+        let started = AsyncStream<Void>.makeStream()
+        let running = Task {
+            await outbox.run { value, calls in
+                if value == 0 {
+                    calls.addTask {
+                        started.continuation.yield()
+                        // An answer that never comes: cancelled when the outbox ends.
+                        try? await Task.sleep(for: .seconds(3600))
+                        log.append(Task.isCancelled ? -1 : 0)
+                    }
+                } else {
+                    log.append(value)
+                }
+            }
+        }
+        outbox.send(0)
+        outbox.send(1)
+        var iterator = started.stream.makeAsyncIterator()
+        await iterator.next()
+        await outbox.settled()
+        #expect(log.values == [1])
+        outbox.finish()
+        await running.value
+        #expect(log.values == [1, -1])
+    }
+}

@@ -1,0 +1,52 @@
+// A test hook, not a feature: with HAUL_SHELL_TEST_BUS=1 in gnome-shell's environment, the extension exports this
+// small interface on the shell's session connection (org.gnome.Shell), so that tests in a real headless shell can
+// read the menu and click its items. org.gnome.Shell.Eval is closed since GNOME 41.
+//
+//   Describe() -> s json        what the button and its menu show (indicator.js describe())
+//   OpenMenu(), CloseMenu()     open or close the menu, as a click on the button does
+//   Activate(as labels) -> b    activate the item the labels lead to (["Suspend all"], ["debian.iso", "Cancel"],
+//                               ["Download limit", "1 MiB/s"]); false when there is none or it is greyed
+
+import Gio from 'gi://Gio';
+
+const PATH = '/org/gnome/Shell/Extensions/Haul';
+const INTERFACE = `<node>
+  <interface name="org.haul.ShellExtension.TestHook">
+    <method name="Describe"><arg name="json" type="s" direction="out"/></method>
+    <method name="OpenMenu"/>
+    <method name="CloseMenu"/>
+    <method name="Activate">
+      <arg name="labels" type="as" direction="in"/>
+      <arg name="activated" type="b" direction="out"/>
+    </method>
+  </interface>
+</node>`;
+
+export class TestHook {
+    constructor(indicator) {
+        this._indicator = indicator;
+        this._object = Gio.DBusExportedObject.wrapJSObject(INTERFACE, this);
+        this._object.export(Gio.DBus.session, PATH);
+    }
+
+    destroy() {
+        this._object.unexport();
+        this._object = null;
+    }
+
+    Describe() {
+        return JSON.stringify(this._indicator.describe());
+    }
+
+    OpenMenu() {
+        this._indicator.menu.open();
+    }
+
+    CloseMenu() {
+        this._indicator.menu.close();
+    }
+
+    Activate(labels) {
+        return this._indicator.activateItem(labels);
+    }
+}
