@@ -225,6 +225,8 @@ import Testing
             }
             #expect(body[4] == .string("a&amp;b.iso"))
             #expect(body[5] == .strings([]), "no actions: the server did not list them")
+            // The call is a child of the bridge's run: answered, it ends, and so can the bridge.
+            bus.answer("Notify", with: .success([.uint32(1)]))
         }
     }
 

@@ -1,6 +1,7 @@
 import DBusKit
 import Foundation
 import HaulTestSupport
+import Synchronization
 
 /// A real Plasma 5 desktop for one test, headless: an `Xvfb` screen, and on a private session bus `kded5` (it owns
 /// `org.kde.StatusNotifierWatcher`) and `plasmashell` (the panel with its system tray, KDE's job view server and the
@@ -18,6 +19,8 @@ final class PlasmaSession: Sendable {
     let display: String
     private let marker: (name: String, value: String)
     private let screen: Command.Running
+    /// kded5 and plasmashell, reaped by ``stop()``.
+    private let programs = Mutex<[Command.Running]>([])
 
     static let width = 1280
     static let height = 800
@@ -95,10 +98,11 @@ final class PlasmaSession: Sendable {
         )
         for program in ["kded5", "plasmashell"] {
             // Through a shell that sends the output to a file: a pipe nobody reads would fill and stop the program.
-            _ = try Command.start(
+            let running = try Command.start(
                 "/bin/sh", ["-c", "exec \"$0\" >\"$1\" 2>&1", "/usr/bin/\(program)", artefacts.path("\(program).log")],
                 environment: environment
             )
+            programs.withLock { $0.append(running) }
         }
         let names = ["org.kde.StatusNotifierWatcher", "org.kde.JobViewServer", "org.freedesktop.Notifications"]
         try await waitUntil("Plasma's services to be on the bus", timeout: .seconds(120), every: .milliseconds(250)) {
@@ -110,6 +114,15 @@ final class PlasmaSession: Sendable {
                 [.string("org.kde.StatusNotifierWatcher"), .string("IsStatusNotifierHostRegistered")]
             )
             return host?.first?.unwrapped == .boolean(true)
+        }
+        // The desktop drawn (its wallpaper, not the black of an empty screen): before, plasmashell may show nothing
+        // of what it is sent.
+        let desktop = artefacts.path("desktop.png")
+        try await waitUntil("plasmashell to draw the desktop", timeout: .seconds(120), every: .milliseconds(500)) {
+            try await screenshot(desktop)
+            let area = ImageProbe.Rectangle(x: 0, y: 0, width: Self.width, height: Self.height - 100)
+            let black = ImageProbe.Color(red: 0, green: 0, blue: 0)
+            return try await ImageProbe.meanColor(of: desktop, in: area).distance(to: black) > 40
         }
     }
 
@@ -132,12 +145,13 @@ final class PlasmaSession: Sendable {
     /// for those still there after 10 s, then the screen and the bus.
     func stop() async {
         for id in Self.processes(carrying: marker) { kill(id, SIGTERM) }
-        let ended: Void? = try? await waitUntil("Plasma's processes to end", timeout: .seconds(10), every: .milliseconds(100)) {
+        let ended: Void? = try? await waitUntil("Plasma's processes to end", timeout: .seconds(10)) {
             Self.processes(carrying: self.marker).isEmpty
         }
         if ended == nil {
             for id in Self.processes(carrying: marker) { kill(id, SIGKILL) }
         }
+        for program in programs.withLock({ $0 }) { _ = await Command.finish(program) }
         if screen.isRunning {
             kill(screen.pid, SIGTERM)
             _ = await Command.finish(screen)
