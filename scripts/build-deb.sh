@@ -39,6 +39,7 @@ for file in usr/bin/hauld usr/bin/haul usr/lib/systemd/user/hauld.service \
     usr/share/dbus-1/services/org.haul.Haul1.service usr/share/dbus-1/interfaces/org.haul.Haul1.xml \
     usr/share/bash-completion/completions/haul usr/share/zsh/vendor-completions/_haul \
     usr/share/fish/vendor_completions.d/haul.fish usr/share/man/man1/haul.1 usr/share/man/man1/hauld.1 \
+    usr/share/icons/hicolor/scalable/apps/haul.svg usr/share/icons/hicolor/scalable/apps/haul-busy.svg \
     usr/share/gnome-shell/extensions/haul@haul.org/metadata.json \
     usr/libexec/haul/haul-browser-host $host_manifests usr/share/haul/browser-extension/manifest.json; do
     # install-haul.sh only warns when it cannot make a completion or a man page; a package must have them all.

@@ -36,6 +36,13 @@ if [ "$mode" = test ]; then
     "/usr/bin/chromium:chromium"
     "/usr/bin/firefox-esr:firefox-esr"
     "sha256sum:coreutils"
+    # The tests against a real, headless Plasma 5 (HostTests/PlasmaSession.swift): plasma-desktop too, or
+    # plasmashell starts an invalid corona and shows nothing; xdotool clicks its buttons, import takes screenshots.
+    "/usr/bin/plasmashell:plasma-workspace"
+    "/usr/bin/knetattach:plasma-desktop"
+    "/usr/bin/Xvfb:xvfb"
+    "/usr/bin/xdotool:xdotool"
+    "/usr/bin/import:imagemagick"
   )
 fi
 # The lean release build that `make deb` packages and `make bench` measures (make lean-build): binutils' nm and ar

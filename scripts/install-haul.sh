@@ -89,11 +89,16 @@ extensiondir=$datadir/haul/browser-extension
 extension_files=(manifest.json background.js policy.js options.html options.js)
 # The GNOME Shell extension, a folder of its own (integrations/gnome-shell/assemble.sh makes it).
 gnome_extension=$datadir/gnome-shell/extensions/haul@haul.org
+# Haul's icons in the hicolor theme, as integrations/icons/hicolor holds them (the tray icon, KDE jobs and
+# notifications name them; hauld run from elsewhere finds them beside itself).
+icondir=$datadir/icons/hicolor
+icons=(scalable/apps/haul.svg scalable/apps/haul-busy.svg symbolic/apps/haul-symbolic.svg
+  symbolic/apps/haul-busy-symbolic.svg)
 all_files=(
   "$bindir/hauld" "$bindir/haul" "$unit" "$dropin" "$activation" "$interface"
   "$bash_completion" "$zsh_completion" "$fish_completion" "$mandir/haul.1" "$mandir/hauld.1"
   "$browser_host" "$CHROMIUM_HOSTDIR/$host_manifest" "$CHROME_HOSTDIR/$host_manifest"
-  "$FIREFOX_HOSTDIR/$host_manifest"
+  "$FIREFOX_HOSTDIR/$host_manifest" "${icons[@]/#/$icondir/}"
 )
 for file in "${extension_files[@]}"; do all_files+=("$extensiondir/$file"); done
 
@@ -210,6 +215,11 @@ case "$action" in
     install_rewritten "$root/systemd/hauld.service" systemd "$unit"
     install_rewritten "$root/dbus/org.haul.Haul1.service" dbus "$activation"
     install_file 644 "$root/dbus/org.haul.Haul1.xml" "$interface"
+    for icon in "${icons[@]}"; do install_file 644 "$root/integrations/icons/hicolor/$icon" "$icondir/$icon"; done
+    # GTK reads a stale icon cache as it is: refresh one that is there (Debian's packages do it by trigger).
+    if [ -z "$DESTDIR" ] && [ -f "$icondir/icon-theme.cache" ] && command -v gtk-update-icon-cache >/dev/null; then
+      gtk-update-icon-cache -q -f -t "$icondir" || say "warning: could not refresh $icondir/icon-theme.cache" >&2
+    fi
 
     # The browsers' hand-off (docs/browser.md): the native-messaging host, its manifest for each browser, and the
     # extension's files for the user to add to the browser.

@@ -81,6 +81,11 @@ check "the extension's files are readable by everyone" \
     bash -c '[ -z "$(find "$1" \( -type f ! -perm -444 \) -o \( -type d ! -perm -555 \))" ]' _ "$root/$extension"
 check "the interface XML is the repository's" cmp "$here/../dbus/org.haul.Haul1.xml" \
     "$root/usr/share/dbus-1/interfaces/org.haul.Haul1.xml"
+for icon in scalable/apps/haul.svg scalable/apps/haul-busy.svg symbolic/apps/haul-symbolic.svg \
+    symbolic/apps/haul-busy-symbolic.svg; do
+    check "ships the icon /usr/share/icons/hicolor/$icon, the repository's" \
+        cmp "$here/../integrations/icons/hicolor/$icon" "$root/usr/share/icons/hicolor/$icon"
+done
 
 depends=$(dpkg-deb -f "$deb" Depends)
 check "Depends names libdbus-1-3 and libgcrypt20 (from dpkg-shlibdeps: $depends)" \
@@ -154,7 +159,9 @@ port=$(sed -n 's/^PORT //p' "$work/http.out")
 
 # A clean environment: this bus only, state under the temporary folder, no proxy variables, no journal. (An array,
 # not a function: a function run in the background is a subshell, and $! would be its process, not hauld's.)
-run=(env -i PATH=/usr/bin:/bin HOME="$work/home" XDG_STATE_HOME="$work/state" DBUS_SESSION_BUS_ADDRESS="$address")
+# No XDG data folder has Haul's icons: the unpacked hauld finds them beside itself.
+run=(env -i PATH=/usr/bin:/bin HOME="$work/home" XDG_STATE_HOME="$work/state" XDG_DATA_DIRS="$work/data"
+    DBUS_SESSION_BUS_ADDRESS="$address")
 "${run[@]}" "$root/usr/bin/hauld" 2>"$work/hauld.log" &
 hauld=$!
 pids+=("$hauld")
@@ -173,6 +180,13 @@ check "the unpacked hauld takes org.haul.Haul1" test "$owned" = yes
 check "the process watched below is the unpacked hauld" test "$(readlink "/proc/$hauld/exe")" = "$root/usr/bin/hauld"
 check "hauld runs Swift concurrency on NIO's event loops (no fallback in its log)" \
     bash -c '! grep -F "stays on libdispatch" "$1"' _ "$work/hauld.log"
+# hauld logs its tray icon's connection ("tray icon at :1.N /StatusNotifierItem") once it is exported.
+for _ in $(seq 50); do grep -q 'tray icon at ' "$work/hauld.log" && break; sleep 0.1; done
+tray=$(sed -n 's/.*tray icon at \(:[0-9.]*\) .*/\1/p' "$work/hauld.log" | head -n 1)
+theme_path=$("${run[@]}" dbus-send --session --print-reply --dest="${tray:-:0.0}" /StatusNotifierItem \
+    org.freedesktop.DBus.Properties.Get string:org.kde.StatusNotifierItem string:IconThemePath 2>&1 || true)
+check "the tray icon's IconThemePath is the unpacked /usr/share/icons" \
+    bash -c '[[ "$1" == *"string \"$2\""* ]]' _ "$theme_path" "$root/usr/share/icons"
 
 head -c $((24 * 1024 * 1024 + 12345)) /dev/urandom >"$work/www/payload.bin"
 sha256=$(sha256sum "$work/www/payload.bin" | cut -d ' ' -f 1)

@@ -4,17 +4,18 @@ package import Logging
 package import ServiceKit
 
 /// Shows Haul in desktop panels: KDE job views with pause/resume/cancel buttons, a StatusNotifierItem tray icon
-/// and, when asked for, notifications when transfers end.
+/// and notifications with buttons when transfers end.
 ///
 /// It is a client of the public contract only, on a connection of its own (``DesktopBus``): it follows the tasks
 /// through the ObjectManager and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
-/// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel` like any other client
-/// (and, from the tray icon's menu, the Manager's `SuspendAll`/`ResumeAll`/`CancelAll` and `DownloadRateLimit`).
+/// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel`/`Retry` like any
+/// other client (and, from the tray icon's menu, the Manager's `SuspendAll`/`ResumeAll`/`CancelAll` and
+/// `DownloadRateLimit`).
 ///
 /// It has the shape of hauld's services: each event (``DesktopEvent``) changes the state (``DesktopModel``) at once
 /// and queues its effects in an ordered ``Outbox``, with no `await` in between; `run()` carries the outbox out in order.
-/// Only the answers to calls (`requestView`, the notification server's capabilities) come back on their own, as
-/// events, whenever the desktop gives them: a slow Plasma holds up nothing else. Those calls run as children of
+/// Only the answers to calls (`requestView`, the notification server's capabilities and ids) come back on their own,
+/// as events, whenever the desktop gives them: a slow Plasma holds up nothing else. Those calls run as children of
 /// `run()`, so `stop()` ends them too. Time comes from the injected clock.
 package actor DesktopBridge {
     private let bus: any DesktopBus
@@ -22,6 +23,7 @@ package actor DesktopBridge {
     /// that it sees every task from the first.
     private let daemon: String
     private let clock: any ServiceClock
+    private let icons: IconLocation
     private let logger: Logger
     private var model: DesktopModel
     private var events: AsyncStream<DBusMessage>?
@@ -29,12 +31,15 @@ package actor DesktopBridge {
     private var toolTipTimer: Task<Void, Never>?
     private let outbox = Outbox<DesktopEffect>()
 
+    /// `icons`: where the desktop finds Haul's icons (``IconLocation/locate(environment:)`` for hauld's own).
     package init(
-        bus: any DesktopBus, daemon: String, features: DesktopFeatures, clock: any ServiceClock, logger: Logger
+        bus: any DesktopBus, daemon: String, features: DesktopFeatures, icons: IconLocation = IconLocation(),
+        clock: any ServiceClock, logger: Logger
     ) {
         self.bus = bus
         self.daemon = daemon
         self.clock = clock
+        self.icons = icons
         self.logger = logger
         model = DesktopModel(features: features)
     }
@@ -47,7 +52,8 @@ package actor DesktopBridge {
         let features = model.features
         // The owners now; a change queued meanwhile names the same owner and changes nothing.
         let jobViewServer = features.jobViews ? await bus.owner(of: KDEJobView.serverName) : nil
-        let notificationServer = features.notifications ? await bus.owner(of: TransferNotification.busName) : nil
+        let notificationServer =
+            features.notifications != .off ? await bus.owner(of: TransferNotification.busName) : nil
         let trayWatcher = features.statusNotifier ? await bus.owner(of: StatusNotifierItem.watcherName) : nil
         receive(
             .started(
@@ -124,8 +130,11 @@ package actor DesktopBridge {
         if model.features.statusNotifier {
             rules.append(Self.ownerChanges(of: StatusNotifierItem.watcherName))
         }
-        if model.features.notifications {
+        if model.features.notifications != .off {
             rules.append(Self.ownerChanges(of: TransferNotification.busName))
+            // `ActionInvoked` and `NotificationClosed`, from the server's owner only.
+            let interface = TransferNotification.interface
+            rules.append(MatchRule(kind: .signal, sender: TransferNotification.busName, interface: interface))
         }
         return rules
     }
@@ -139,7 +148,7 @@ package actor DesktopBridge {
     /// The tray icon starts passive, as hauld's indicator starts hidden; its changes arrive in order after that.
     private func exportTrayIcon() async {
         let interface = StatusNotifierItem.exportedInterface(
-            visible: IndicatorSnapshot().visible, toolTip: model.trayToolTip
+            visible: IndicatorSnapshot().visible, toolTip: model.trayToolTip, icons: icons
         )
         do {
             try await bus.export(interface, at: StatusNotifierItem.path)
@@ -182,16 +191,22 @@ package actor DesktopBridge {
                 try perform(action, calls: &calls)
             case .askNotificationCapabilities(let query):
                 calls.addTask {
-                    await self.receive(
-                        .notificationCapabilities(query: query, bodyMarkup: await self.notificationMarkup())
-                    )
+                    await self.receive(.notificationCapabilities(query: query, await self.notificationCapabilities()))
                 }
-            case .notify(let notification, let bodyMarkup):
+            case .notify(let notification, let capabilities):
+                calls.addTask {
+                    await self.receive(.notified(notification, id: await self.notify(notification, capabilities)))
+                }
+            case .openFile(let file):
+                XDGOpen.open(file, logger: logger)
+            case .showInFolder(let file):
+                calls.addTask { await self.showInFolder(file) }
+            case .retryTask(let task):
+                // hauld's answer needs none: the task's changes come back as `PropertiesChanged`.
                 try bus.send(
                     .methodCall(
-                        destination: TransferNotification.busName, path: TransferNotification.path,
-                        interface: TransferNotification.interface, member: "Notify",
-                        body: notification.arguments(bodyMarkup: bodyMarkup)
+                        destination: daemon, path: task, interface: HaulBus.taskInterface,
+                        member: TaskMethod.retry.rawValue
                     )
                 )
             case .registerTrayIcon:
@@ -199,7 +214,11 @@ package actor DesktopBridge {
             case .setTrayStatus(let visible):
                 let status = StatusNotifierItem.status(visible: visible)
                 try await bus.updateProperties(
-                    ["Status": .string(status)], interface: StatusNotifierItem.interface, at: StatusNotifierItem.path
+                    StatusNotifierItem.icon(busy: visible, icons: icons).merging(["Status": .string(status)]) { $1 },
+                    interface: StatusNotifierItem.interface, at: StatusNotifierItem.path
+                )
+                try await bus.emitSignal(
+                    path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewIcon", []
                 )
                 try await bus.emitSignal(
                     path: StatusNotifierItem.path, interface: StatusNotifierItem.interface, member: "NewStatus",
@@ -327,8 +346,8 @@ package actor DesktopBridge {
         await receive(.viewAnswered(task: task, server: server, view: view))
     }
 
-    /// Whether the notification server reads markup in bodies; nil when it did not say.
-    private nonisolated func notificationMarkup() async -> Bool? {
+    /// What the notification server can do; nil when it did not say.
+    private nonisolated func notificationCapabilities() async -> NotificationCapabilities? {
         do {
             let reply = try await bus.call(
                 .methodCall(
@@ -337,10 +356,47 @@ package actor DesktopBridge {
                 ),
                 timeout: .seconds(5)
             )
-            return reply.first?.arrayValue?.contains(.string(TransferNotification.bodyMarkupCapability)) == true
+            return NotificationCapabilities(reply.first?.arrayValue?.compactMap(\.stringValue) ?? [])
+        } catch let error as DBusError where error.name == Self.serviceUnknown {
+            logger.debug("no notification server on the bus")
+            return nil
         } catch {
             logger.warning("the notification server did not list its capabilities: \(error)")
             return nil
+        }
+    }
+
+    /// What the bus answers for a name that no one owns and no service file starts.
+    private static var serviceUnknown: String { "org.freedesktop.DBus.Error.ServiceUnknown" }
+
+    /// Shows `notification`; returns the server's id for it, nil when it failed.
+    private nonisolated func notify(
+        _ notification: TransferNotification, _ capabilities: NotificationCapabilities
+    ) async -> UInt32? {
+        do {
+            let reply = try await bus.call(
+                .methodCall(
+                    destination: TransferNotification.busName, path: TransferNotification.path,
+                    interface: TransferNotification.interface, member: "Notify",
+                    body: notification.arguments(capabilities, icon: icons.notificationIcon(.idle))
+                ),
+                timeout: .seconds(10)
+            )
+            return reply.first?.uint32Value
+        } catch {
+            logger.warning("could not show a notification: \(error)")
+            return nil
+        }
+    }
+
+    /// "Show in folder": the file manager selects the file; with none on the bus (and none it can start), or one
+    /// that fails, the folder opens with `xdg-open` instead.
+    private nonisolated func showInFolder(_ file: String) async {
+        do {
+            _ = try await bus.call(FileManager1.showItem(file), timeout: .seconds(20))
+        } catch {
+            logger.debug("no file manager showed \(file) (\(error)): opening its folder")
+            XDGOpen.open(FileManager1.folder(of: file), logger: logger)
         }
     }
 

@@ -27,9 +27,14 @@ package enum DesktopEvent: Sendable, Equatable {
     case jobViewRequest(view: ObjectPath, signal: String)
     /// `server` answered the `requestView` for `task` with a view, or refused it (nil).
     case viewAnswered(task: ObjectPath, server: String, view: ObjectPath?)
-    /// The notification server answered the capabilities query `query`: whether it reads markup in bodies, or nil when
-    /// it did not answer.
-    case notificationCapabilities(query: UInt64, bodyMarkup: Bool?)
+    /// The notification server answered the capabilities query `query`, or did not (nil).
+    case notificationCapabilities(query: UInt64, NotificationCapabilities?)
+    /// The server showed `notification` as `id`, or did not (nil).
+    case notified(TransferNotification, id: UInt32?)
+    /// The button `key` of the server's notification `id` was pressed (`ActionInvoked`).
+    case notificationAction(id: UInt32, key: String)
+    /// The server's notification `id` is gone (`NotificationClosed`).
+    case notificationClosed(id: UInt32)
     /// The tray icon's tooltip is due to be checked again.
     case toolTipDue
     /// hauld is stopping.
@@ -60,6 +65,12 @@ package enum DesktopEvent: Sendable, Equatable {
         case ("org.freedesktop.DBus"?, "NameOwnerChanged"?):
             guard body.count == 3, let name = body[0].stringValue, let owner = body[2].stringValue else { return nil }
             self = .nameOwnerChanged(name: name, owner: owner)
+        case (TransferNotification.interface?, "ActionInvoked"?):
+            guard body.count == 2, let id = body[0].uint32Value, let key = body[1].stringValue else { return nil }
+            self = .notificationAction(id: id, key: key)
+        case (TransferNotification.interface?, "NotificationClosed"?):
+            guard body.count == 2, let id = body[0].uint32Value else { return nil }
+            self = .notificationClosed(id: id)
         case (KDEJobView.viewInterface?, let member?):
             guard let view = message.path else { return nil }
             self = .jobViewRequest(view: view, signal: member)

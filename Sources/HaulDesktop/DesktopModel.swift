@@ -4,8 +4,9 @@ package import HaulContract
 /// The desktop bridge's state as a pure state machine: events (``DesktopEvent``) carry the current instant and
 /// return the effects to carry out, in order (``DesktopEffect``). It knows hauld's tasks only as the contract shows
 /// them (``TaskSnapshot``), and holds the KDE job views (``JobViewBook``), the notifications waiting for the server's
-/// capabilities (``NotificationQueue``), the tray icon's tooltip schedule (``TrayToolTipSchedule``) and its menu
-/// (``TrayMenu``), which also follows the Manager's settings (``ManagerSnapshot``).
+/// capabilities (``NotificationQueue``) and those on screen with buttons (``NotificationBook``), the tray icon's
+/// tooltip schedule (``TrayToolTipSchedule``) and its menu (``TrayMenu``), which also follows the Manager's settings
+/// (``ManagerSnapshot``).
 package struct DesktopModel: Sendable {
     package typealias Instant = ContinuousClock.Instant
 
@@ -13,6 +14,7 @@ package struct DesktopModel: Sendable {
     package private(set) var tasks: [ObjectPath: TaskSnapshot] = [:]
     private var jobViews = JobViewBook()
     private var notifications = NotificationQueue()
+    private var shownNotifications = NotificationBook()
     private var toolTip = TrayToolTipSchedule(shown: TrayToolTip(tasks: []))
     private var manager = ManagerSnapshot()
     /// The Manager's properties heard of in `PropertiesChanged`: newer than a `GetAll` answer that arrives later.
@@ -34,7 +36,9 @@ package struct DesktopModel: Sendable {
             if features.jobViews {
                 effects += jobViewActions(jobViews.serverOwner(jobViewServer, tasks: tasks, now: now))
             }
-            if features.notifications, notificationServer { effects += notifications.serverChanged(present: true) }
+            if features.notifications != .off, notificationServer {
+                effects += notifications.serverChanged(present: true)
+            }
             if features.statusNotifier {
                 effects.append(.readManager)
                 if trayWatcher { effects.append(.registerTrayIcon) }
@@ -76,8 +80,17 @@ package struct DesktopModel: Sendable {
         case .viewAnswered(let task, let server, nil):
             jobViews.viewRefused(for: task, from: server)
             return []
-        case .notificationCapabilities(let query, let bodyMarkup):
-            return notifications.answered(query: query, bodyMarkup: bodyMarkup)
+        case .notificationCapabilities(let query, let capabilities):
+            return notifications.answered(query: query, capabilities: capabilities)
+        case .notified(let notification, let id?):
+            return shownNotifications.shown(notification, id: id)
+        case .notified(_, nil):
+            return []
+        case .notificationAction(let id, let key):
+            return shownNotifications.pressed(id: id, key: key).map { [$0] } ?? []
+        case .notificationClosed(let id):
+            shownNotifications.closed(id: id)
+            return []
         case .toolTipDue:
             return toolTip.timerFired(now: now, current: currentToolTip)
         case .stopping:
@@ -85,14 +98,15 @@ package struct DesktopModel: Sendable {
         }
     }
 
-    /// A task appeared or changed; nil when it was removed. The notification goes first, so that it is on its way
-    /// before a job view ends.
+    /// A task appeared or changed; nil when it was removed. The notification goes first, while the job view book
+    /// still knows whether the task has a view.
     private mutating func taskChanged(_ path: ObjectPath, _ task: TaskSnapshot?, now: Instant) -> [DesktopEffect] {
         let before = tasks[path]
         tasks[path] = task
         var effects: [DesktopEffect] = []
-        if features.notifications, let before, let task,
-            let notification = TransferNotification(before: before, after: task)
+        if let before, let task, let notification = TransferNotification(task: path, before: before, after: task),
+            features.notifications == .always
+                || features.notifications == .unlessShownAsJob && !jobViews.isShowing(path)
         {
             effects += notifications.add(notification)
         }
@@ -119,7 +133,8 @@ package struct DesktopModel: Sendable {
             return jobViewActions(jobViews.serverOwner(owner.isEmpty ? nil : owner, tasks: tasks, now: now))
         case StatusNotifierItem.watcherName where features.statusNotifier && !owner.isEmpty:
             return [.registerTrayIcon]
-        case TransferNotification.busName where features.notifications:
+        case TransferNotification.busName where features.notifications != .off:
+            shownNotifications.forgetAll()  // the ids were the old server's
             return notifications.serverChanged(present: !owner.isEmpty)
         default:
             return []

@@ -24,11 +24,13 @@ package struct HaulDaemon: Service {
         package var trust: TrustStore
         /// The panels the desktop bridge serves (KDE job views, tray icon, notifications).
         package var desktop: DesktopFeatures
+        /// Where the desktop finds Haul's icons.
+        package var icons: IconLocation
 
         package init(
             busAddress: String? = nil, stateDirectory: URL, readTimeout: Duration = .seconds(30),
             proxies: ProxySettings = .none, trust: TrustStore = .resolve(environment: [:]),
-            desktop: DesktopFeatures = .init()
+            desktop: DesktopFeatures = .init(), icons: IconLocation = .init()
         ) {
             self.busAddress = busAddress
             self.stateDirectory = stateDirectory
@@ -36,6 +38,7 @@ package struct HaulDaemon: Service {
             self.proxies = proxies
             self.trust = trust
             self.desktop = desktop
+            self.icons = icons
         }
 
         /// `$XDG_STATE_HOME/haul`, else `~/.local/state/haul`.
@@ -193,7 +196,8 @@ package struct HaulDaemon: Service {
                 connection: try await connect(), exportsObjects: features.statusNotifier
             )
             let bridge = DesktopBridge(
-                bus: bus, daemon: daemon, features: features, clock: EventLoopClock(), logger: logger
+                bus: bus, daemon: daemon, features: features, icons: configuration.icons, clock: EventLoopClock(),
+                logger: logger
             )
             try await bridge.subscribe()
             return bridge

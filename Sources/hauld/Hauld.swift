@@ -35,13 +35,22 @@ struct Hauld: AsyncParsableCommand {
     @Flag(help: "Do not show a tray icon (StatusNotifierItem) (default: $HAULD_STATUS_NOTIFIER, else on).")
     var noStatusNotifier = false
 
-    @Flag(help: "Notify the desktop when a transfer completes or fails (default: $HAULD_NOTIFY, else off).")
+    @Flag(help: "Notify the desktop of every transfer that completes or fails, even those KDE jobs show.")
     var notify = false
+
+    @Flag(
+        help: """
+            Do not notify the desktop when transfers end (default: $HAULD_NOTIFY, else every transfer no KDE job \
+            shows).
+            """
+    )
+    var noNotify = false
 
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
+        if notify && noNotify { throw ValidationError("--notify and --no-notify exclude each other") }
         guard readTimeout > 0, readTimeout <= 3600 else {
             throw ValidationError("--read-timeout must be between 0 and 3600 seconds")
         }
@@ -58,7 +67,8 @@ struct Hauld: AsyncParsableCommand {
         }
         let logger = Logger(label: "hauld")
         let (desktop, problems) = DesktopFeatures.resolve(
-            noJobView: noJobView, noStatusNotifier: noStatusNotifier, notify: notify, environment: environment
+            noJobView: noJobView, noStatusNotifier: noStatusNotifier, notify: notify, noNotify: noNotify,
+            environment: environment
         )
         for problem in problems { logger.warning("\(problem)") }
 
@@ -70,7 +80,8 @@ struct Hauld: AsyncParsableCommand {
                 readTimeout: .milliseconds(Int64(readTimeout * 1000)),
                 proxies: ProxySettings(environment: environment),
                 trust: TrustStore.resolve(environment: environment),
-                desktop: desktop
+                desktop: desktop,
+                icons: IconLocation.locate(environment: environment)
             ),
             logger: logger
         )

@@ -33,14 +33,17 @@ import Testing
     @Test func theNotificationComesFromTheApplication() throws {
         let note = try #require(
             TransferNotification(
-                before: Self.task(application: "org.kde.dolphin"),
+                task: HaulBus.taskPath(1), before: Self.task(application: "org.kde.dolphin"),
                 after: Self.task(.completed, application: "org.kde.dolphin")
             )
         )
-        #expect(note.arguments(bodyMarkup: false).first == .string("dolphin"))
+        #expect(note.arguments(.none, icon: "haul").first == .string("dolphin"))
         let unknown = try #require(
-            TransferNotification(before: Self.task(application: ""), after: Self.task(.completed, application: ""))
+            TransferNotification(
+                task: HaulBus.taskPath(1), before: Self.task(application: ""),
+                after: Self.task(.completed, application: "")
+            )
         )
-        #expect(unknown.arguments(bodyMarkup: false).first == .string(KDEJobView.applicationName))
+        #expect(unknown.arguments(.none, icon: "haul").first == .string(KDEJobView.applicationName))
     }
 }

@@ -32,6 +32,20 @@ import Testing
         await running.value
     }
 
+    /// The tray icon as the indicator shows: Haul's busy icon (its name enough: an empty pixmap) and the status, then
+    /// `NewIcon` and `NewStatus`.
+    static let turnedBusy: [Output] = [
+        .updated(
+            path: StatusNotifierItem.path,
+            changes: [
+                "IconName": .string("haul-busy"), "Status": .string("Active"),
+                "IconPixmap": StatusNotifierItem.icon(busy: true, icons: IconLocation())["IconPixmap"] ?? .string(""),
+            ]
+        ),
+        .signal(path: StatusNotifierItem.path, member: "NewIcon", body: []),
+        .signal(path: StatusNotifierItem.path, member: "NewStatus", body: [.string("Active")]),
+    ]
+
     /// The next `count` outputs of the bus, in order (waiting for them: no polling).
     static func next(_ count: Int, of bus: FakeDesktopBus) async -> [Output] {
         var iterator = bus.outputs.makeAsyncIterator()
@@ -49,7 +63,7 @@ import Testing
     }
 
     @Test func theTrayIconIsExportedPassiveThenRegisteredAndFollowsTheIndicator() async throws {
-        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
+        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .off)
         try await Self.with(features, owners: [StatusNotifierItem.watcherName: ":1.3"]) { bridge, bus, _ in
             let first = await Self.trayStarted(bus, registers: true)
             guard case .exported(DBusMenu.path, let menu)? = first.first,
@@ -73,17 +87,13 @@ import Testing
                 ))
             bus.answer("RegisterStatusNotifierItem", with: .success([]))
             await bridge.receive(.indicatorChanged(IndicatorProperty.values([.visible: .boolean(true)])))
-            #expect(
-                await Self.next(2, of: bus) == [
-                    .updated(path: StatusNotifierItem.path, changes: ["Status": .string("Active")]),
-                    .signal(path: StatusNotifierItem.path, member: "NewStatus", body: [.string("Active")]),
-                ])
+            #expect(await Self.next(3, of: bus) == Self.turnedBusy)
         }
     }
 
     /// Virtual time: the tooltip is checked again a second after the last check, when the clock says so, not before.
     @Test func theToolTipWaitsForTheClock() async throws {
-        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
+        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .off)
         try await Self.with(features) { bridge, bus, clock in
             _ = await Self.trayStarted(bus, registers: false)
             await bridge.receive(.taskAdded(Self.task, Tasks.properties(bytes: 1, expected: 100)))
@@ -125,7 +135,7 @@ import Testing
     /// A Plasma that takes its time to grant a view holds up nothing: the tray icon's status goes out meanwhile, and
     /// the view, once granted, gets the task as it is then.
     @Test func aSlowRequestViewHoldsUpNothingElse() async throws {
-        let features = DesktopFeatures(jobViews: true, statusNotifier: true, notifications: false)
+        let features = DesktopFeatures(jobViews: true, statusNotifier: true, notifications: .off)
         try await Self.with(features, owners: [KDEJobView.serverName: Self.plasma]) { bridge, bus, _ in
             _ = await Self.trayStarted(bus, registers: false)
             await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
@@ -139,13 +149,9 @@ import Testing
             #expect(await Self.next(4, of: bus).contains(request))
             await bridge.receive(.indicatorChanged(IndicatorProperty.values([.visible: .boolean(true)])))
             await bridge.receive(.taskChanged(Self.task, TaskProperty.values([.bytesReceived: .uint64(10)])))
-            #expect(
-                await Self.next(2, of: bus) == [
-                    .updated(path: StatusNotifierItem.path, changes: ["Status": .string("Active")]),
-                    .signal(path: StatusNotifierItem.path, member: "NewStatus", body: [.string("Active")]),
-                ])
+            #expect(await Self.next(3, of: bus) == Self.turnedBusy)
             await bridge.settled()
-            #expect(bus.recorded.count == 9, "no update before the view: \(bus.recorded)")
+            #expect(bus.recorded.count == 10, "no update before the view: \(bus.recorded)")
 
             bus.answer("requestView", with: .success([.objectPath(Self.view)]))
             #expect(
@@ -160,7 +166,7 @@ import Testing
 
     /// A job view's button reaches hauld as the task's method, from the bridge's own connection.
     @Test func aButtonCallsTheTasksMethod() async throws {
-        let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: false)
+        let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: .off)
         try await Self.with(features, owners: [KDEJobView.serverName: Self.plasma]) { bridge, bus, _ in
             await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
             _ = await Self.next(1, of: bus)  // requestView
@@ -176,7 +182,7 @@ import Testing
 
     /// The tray menu's clicks reach hauld's Manager from the bridge's connection, in order.
     @Test func theTrayMenusClicksCallTheManager() async throws {
-        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
+        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .off)
         try await Self.with(features) { bridge, bus, _ in
             _ = await Self.trayStarted(bus, registers: false)
             await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
@@ -202,7 +208,7 @@ import Testing
 
     /// Notifications wait for the server's capabilities, in order, and a server reading markup gets them escaped.
     @Test func notificationsWaitForTheCapabilities() async throws {
-        let features = DesktopFeatures(jobViews: false, statusNotifier: false, notifications: true)
+        let features = DesktopFeatures(jobViews: false, statusNotifier: false, notifications: .always)
         try await Self.with(features) { bridge, bus, _ in
             await bridge.receive(.taskAdded(Self.task, Tasks.properties(file: "/d/a&b.iso")))
             await bridge.receive(.taskChanged(Self.task, Tasks.properties(.completed, file: "/d/a&b.iso")))
@@ -214,18 +220,61 @@ import Testing
             #expect(bus.recorded.count == 1, "the notification waits")
             bus.answer("GetCapabilities", with: .success([.strings(["body", "body-markup"])]))
             let notify = await Self.next(1, of: bus)
-            guard case .sent(TransferNotification.busName, _, "Notify", let body)? = notify.first else {
+            guard case .called(TransferNotification.busName, "Notify", let body)? = notify.first else {
                 Issue.record("\(notify)")
                 return
             }
             #expect(body[4] == .string("a&amp;b.iso"))
+            #expect(body[5] == .strings([]), "no actions: the server did not list them")
+            // The call is a child of the bridge's run: answered, it ends, and so can the bridge.
+            bus.answer("Notify", with: .success([.uint32(1)]))
+        }
+    }
+
+    /// A notification's buttons: the server's id for it is noted, and `ActionInvoked` with it does what the button
+    /// says (the task's `Retry` on hauld; the file manager's `ShowItems` with the file's URI).
+    @Test func theButtonsOfANotificationAct() async throws {
+        let features = DesktopFeatures(jobViews: false, statusNotifier: false, notifications: .always)
+        try await Self.with(features, owners: [TransferNotification.busName: ":1.5"]) { bridge, bus, _ in
+            let asked = await Self.next(1, of: bus)
+            #expect(asked.first?.description == "called GetCapabilities of \(TransferNotification.busName)")
+            bus.answer("GetCapabilities", with: .success([.strings(["actions", "body"])]))
+            await bridge.settled()
+            let failed = HaulBus.taskPath(2)
+            await bridge.receive(.taskAdded(failed, Tasks.properties(id: 2)))
+            let failure = Tasks.properties(.completed, error: .network, message: "refused", id: 2)
+            await bridge.receive(.taskChanged(failed, failure))
+            guard case .called(_, "Notify", let body)? = await Self.next(1, of: bus).first else {
+                Issue.record("no Notify")
+                return
+            }
+            #expect(body[5] == .strings(["retry", "Retry"]))
+            // The id comes back on its own, whether before or after the press: the press acts once it is known.
+            bus.answer("Notify", with: .success([.uint32(41)]))
+            await bridge.receive(.notificationAction(id: 41, key: "retry"))
+            #expect(
+                await Self.next(1, of: bus)
+                    == [.sent(destination: Self.hauld, path: failed, member: TaskMethod.retry.rawValue, body: [])])
+            await bridge.receive(.taskAdded(Self.task, Tasks.properties(file: "/d/a b.iso")))
+            await bridge.receive(.taskChanged(Self.task, Tasks.properties(.completed, file: "/d/a b.iso")))
+            _ = await Self.next(1, of: bus)
+            await bridge.receive(.notificationAction(id: 42, key: "show-in-folder"))
+            bus.answer("Notify", with: .success([.uint32(42)]))
+            #expect(
+                await Self.next(1, of: bus) == [
+                    .called(
+                        destination: FileManager1.busName, member: "ShowItems",
+                        body: [.strings(["file:///d/a%20b.iso"]), .string("")]
+                    )
+                ])
+            bus.answer("ShowItems", with: .success([]))
         }
     }
 
     /// Stopping ends the open views quietly, makes sure they have left, then closes the connection.
     @Test func stoppingEndsTheViewsBeforeTheConnection() async throws {
         let bus = FakeDesktopBus(owners: [KDEJobView.serverName: Self.plasma])
-        let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: false)
+        let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: .off)
         let bridge = DesktopBridge(
             bus: bus, daemon: Self.hauld, features: features, clock: ManualClock(), logger: Logger(label: "test")
         )

@@ -80,4 +80,17 @@ import Testing
         #expect(DesktopEvent(button) == .jobViewRequest(view: "/jobs/1", signal: "cancelRequested"))
         #expect(DesktopEvent(Self.signal("org.example.Other", "Ping", path: "/", [])) == nil)
     }
+
+    @Test func notificationButtonsAndClosing() {
+        func signal(_ member: String, _ body: [DBusValue]) -> DBusMessage {
+            Self.signal(TransferNotification.interface, member, path: TransferNotification.path, body)
+        }
+        let invoked = signal("ActionInvoked", [.uint32(7), .string("open")])
+        #expect(DesktopEvent(invoked) == .notificationAction(id: 7, key: "open"))
+        #expect(DesktopEvent(signal("NotificationClosed", [.uint32(7), .uint32(2)])) == .notificationClosed(id: 7))
+        // Not the spec's arguments: nothing.
+        #expect(DesktopEvent(signal("ActionInvoked", [.string("7"), .string("x")])) == nil)
+        #expect(DesktopEvent(signal("NotificationClosed", [])) == nil)
+        #expect(DesktopEvent(signal("ActivationToken", [.uint32(7), .string("token")])) == nil)
+    }
 }

@@ -10,10 +10,11 @@ import Testing
     static let view: ObjectPath = "/org/kde/notificationmanager/jobs/JobView_1"
     static let start = ContinuousClock.now
 
-    static let notificationsOnly = DesktopFeatures(jobViews: false, statusNotifier: false, notifications: true)
-    static let trayOnly = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: false)
-    static let jobViewsOnly = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: false)
+    static let notificationsOnly = DesktopFeatures(jobViews: false, statusNotifier: false, notifications: .always)
+    static let trayOnly = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .off)
+    static let jobViewsOnly = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: .off)
     static let visible = IndicatorProperty.values([.visible: .boolean(true)])
+    static let everything = NotificationCapabilities(bodyMarkup: true, actions: true)
 
     static func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
 
@@ -31,11 +32,14 @@ import Testing
 
     /// The notification of a running download that ended as `after`.
     static func notification(_ after: TaskSnapshot) throws -> TransferNotification {
-        try #require(TransferNotification(before: Tasks.download(file: after.path, id: after.id), after: after))
+        try #require(
+            TransferNotification(
+                task: HaulBus.taskPath(after.id), before: Tasks.download(file: after.path, id: after.id), after: after
+            ))
     }
 
     @Test func whatIsThereAtTheStartIsUsed() {
-        var model = DesktopModel(features: DesktopFeatures(notifications: true))
+        var model = DesktopModel(features: DesktopFeatures(notifications: .always))
         let started = DesktopEvent.started(jobViewServer: Self.plasma, notificationServer: true, trayWatcher: true)
         #expect(
             model.handle(started, now: Self.at(0))
@@ -54,7 +58,7 @@ import Testing
     }
 
     @Test func nothingIsShownThatWasTurnedOff() {
-        var model = DesktopModel(features: DesktopFeatures(jobViews: false, statusNotifier: false))
+        var model = DesktopModel(features: DesktopFeatures(jobViews: false, statusNotifier: false, notifications: .off))
         let started = DesktopEvent.started(jobViewServer: Self.plasma, notificationServer: true, trayWatcher: true)
         #expect(model.handle(started, now: Self.at(0)).isEmpty)
         #expect(model.handle(.taskAdded(Self.task, Tasks.properties()), now: Self.at(1)).isEmpty)
@@ -81,15 +85,15 @@ import Testing
         let first = try Self.notification(Tasks.download(.completed, file: file))
         let other = try Self.notification(Tasks.download(.completed, error: .network, message: "refused", id: 2))
         #expect(
-            model.handle(.notificationCapabilities(query: 1, bodyMarkup: true), now: Self.at(5))
-                == [.notify(first, bodyMarkup: true), .notify(other, bodyMarkup: true)], "in order, once known")
+            model.handle(.notificationCapabilities(query: 1, Self.everything), now: Self.at(5))
+                == [.notify(first, Self.everything), .notify(other, Self.everything)], "in order, once known")
 
         let third = HaulBus.taskPath(3)
         _ = model.handle(.taskAdded(third, Tasks.properties(id: 3)), now: Self.at(6))
         let done = try Self.notification(Tasks.download(.completed, id: 3))
         #expect(
             model.handle(.taskChanged(third, Tasks.properties(.completed, id: 3)), now: Self.at(7))
-                == [.notify(done, bodyMarkup: true)], "known: at once")
+                == [.notify(done, Self.everything)], "known: at once")
     }
 
     @Test func anAnswerFromTheServerBeforeIsIgnoredAndASilentServerGetsPlainText() throws {
@@ -101,11 +105,11 @@ import Testing
         // Another server takes the name while the first is asked: its answer no longer holds.
         let server = DesktopEvent.nameOwnerChanged(name: TransferNotification.busName, owner: ":1.8")
         #expect(model.handle(server, now: Self.at(3)) == [.askNotificationCapabilities(query: 2)])
-        #expect(model.handle(.notificationCapabilities(query: 1, bodyMarkup: true), now: Self.at(4)).isEmpty)
+        #expect(model.handle(.notificationCapabilities(query: 1, Self.everything), now: Self.at(4)).isEmpty)
         let done = try Self.notification(Tasks.download(.completed))
         #expect(
-            model.handle(.notificationCapabilities(query: 2, bodyMarkup: nil), now: Self.at(5))
-                == [.notify(done, bodyMarkup: false)], "no answer: plain text")
+            model.handle(.notificationCapabilities(query: 2, nil), now: Self.at(5))
+                == [.notify(done, .none)], "no answer: plain text, no buttons")
         // Not knowing, the next notification asks again.
         let second = HaulBus.taskPath(2)
         _ = model.handle(.taskAdded(second, Tasks.properties(id: 2)), now: Self.at(6))

@@ -58,7 +58,7 @@ import Testing
         #expect(JobViewHints.capabilities(of: Tasks.download(.completed)) == 0)
         let hints = JobViewHints.request(for: task)
         #expect(hints["application-display-name"] == .string("Haul"))
-        #expect(hints["application-icon-name"] == .string("network-transmit-receive"))
+        #expect(hints["application-icon-name"] == .string("haul"), "Haul's own icon")
         #expect(hints["title"] == .string("Downloading debian.iso"))
     }
 

@@ -150,7 +150,7 @@ import Testing
         #expect(DownloadsFolder.path(userDirs: nil, home: "/home/u") == "/home/u/Downloads")
         #expect(DownloadsFolder.path(userDirs: "", home: "/home/u/") == "/home/u/Downloads")
         #expect(DownloadsFolder.path(userDirs: #"XDG_DOWNLOAD_DIR="relative""#, home: "/home/u") == "/home/u/Downloads")
-        #expect(DownloadsFolder.executable("sh", in: "/nonexistent:/bin") == "/bin/sh")
-        #expect(DownloadsFolder.executable("no-such-program-here", in: "/usr/bin:/bin") == nil)
+        #expect(XDGOpen.executable("sh", in: "/nonexistent:/bin") == "/bin/sh")
+        #expect(XDGOpen.executable("no-such-program-here", in: "/usr/bin:/bin") == nil)
     }
 }

@@ -161,6 +161,47 @@ enum FakeJobViewServer {
     }
 }
 
+extension FakeNotifications {
+    /// What a server sends when the button `key` of notification `id` is clicked: `ActionInvoked`, then
+    /// `NotificationClosed` with reason 2 (dismissed by the user), as a server closes a notification whose action ran.
+    static func press(_ key: String, on id: UInt32, of service: FakeService) async throws {
+        try await service.objects.emitSignal(path: path, interface: interface, member: "ActionInvoked", [
+            .uint32(id), .string(key),
+        ])
+        try await service.objects.emitSignal(path: path, interface: interface, member: "NotificationClosed", [
+            .uint32(id), .uint32(2),
+        ])
+    }
+}
+
+/// `org.freedesktop.FileManager1` at `/org/freedesktop/FileManager1`, recording `ShowItems(as uris, s startupId)`.
+enum FakeFileManager {
+    static func start(on bus: PrivateBus) async throws -> FakeService {
+        let fileManager = DBusInterfaceDescription(
+            name: "org.freedesktop.FileManager1",
+            methods: [
+                .init("ShowFolders", inputs: [.init("uris", .array(.string)), .init("startupId", .string)]),
+                .init("ShowItems", inputs: [.init("uris", .array(.string)), .init("startupId", .string)]),
+                .init("ShowItemProperties", inputs: [.init("uris", .array(.string)), .init("startupId", .string)]),
+            ]
+        )
+        return try await FakeService.start(on: bus, name: "org.freedesktop.FileManager1") { objects, log in
+            try await objects.export(
+                [
+                    DBusExportedInterface(
+                        fileManager,
+                        methods: [
+                            "ShowFolders": FakeService.recording(log), "ShowItems": FakeService.recording(log),
+                            "ShowItemProperties": FakeService.recording(log),
+                        ]
+                    )
+                ],
+                at: "/org/freedesktop/FileManager1"
+            )
+        }
+    }
+}
+
 /// `org.kde.StatusNotifierWatcher` at `/StatusNotifierWatcher`, recording `RegisterStatusNotifierItem(s)`.
 enum FakeStatusNotifierWatcher {
     static let name = "org.kde.StatusNotifierWatcher"
@@ -207,10 +248,14 @@ enum FakeStatusNotifierWatcher {
 }
 
 /// `org.freedesktop.Notifications` at `/org/freedesktop/Notifications`, recording
-/// `Notify(s, u, s, s, s, as, a{sv}, i) → u` and `GetCapabilities() → as`, which lists `capabilities`.
+/// `Notify(s, u, s, s, s, as, a{sv}, i) → u` (answering 1, 2, 3, … in turn) and `GetCapabilities() → as`, which
+/// lists `capabilities`; ``press(_:on:of:)`` sends what a click on a button sends.
 enum FakeNotifications {
+    static let interface = "org.freedesktop.Notifications"
+    static let path: ObjectPath = "/org/freedesktop/Notifications"
+
     static func start(
-        on bus: PrivateBus, capabilities: [String] = ["body", "body-markup"]
+        on bus: PrivateBus, capabilities: [String] = ["actions", "body", "body-markup"]
     ) async throws -> FakeService {
         let notifications = DBusInterfaceDescription(
             name: "org.freedesktop.Notifications",
@@ -225,6 +270,10 @@ enum FakeNotifications {
                     outputs: [.init("id", .uint32)]
                 ),
                 .init("GetCapabilities", inputs: [], outputs: [.init("capabilities", .array(.string))]),
+            ],
+            signals: [
+                .init("ActionInvoked", [.init("id", .uint32), .init("action_key", .string)]),
+                .init("NotificationClosed", [.init("id", .uint32), .init("reason", .uint32)]),
             ]
         )
         return try await FakeService.start(on: bus, name: "org.freedesktop.Notifications") { objects, log in
@@ -233,7 +282,10 @@ enum FakeNotifications {
                     DBusExportedInterface(
                         notifications,
                         methods: [
-                            "Notify": FakeService.recording(log, reply: [.uint32(1)]),
+                            "Notify": { call in
+                                await log.record(call)
+                                return [.uint32(UInt32(await log.calls("Notify").count))]
+                            },
                             "GetCapabilities": FakeService.recording(log, reply: [.strings(capabilities)]),
                         ]
                     )

@@ -30,7 +30,11 @@ import Testing
                 #expect(try await property("ItemIsMenu") == .boolean(false))
                 // The menu hosts show on a right click (DBusMenuBusTests reads it).
                 #expect(try await property("Menu") == .objectPath(DBusMenu.path))
-                #expect(try await property("IconName") == .string("network-transmit-receive"))
+                // Haul's own icon, which hauld run from the build finds in the source tree: no pixmaps needed.
+                #expect(try await property("IconName") == .string("haul"))
+                let icons = ContractDocument.repository.appendingPathComponent("integrations/icons").path
+                #expect(try await property("IconThemePath") == .string(icons))
+                #expect(try await property("IconPixmap").arrayValue?.isEmpty == true)
                 #expect(try await Self.toolTipText(property("ToolTip")) == "No transfers running")
 
                 let statuses = try await f.client.messages(matching: [
@@ -46,6 +50,7 @@ import Testing
                 try await f.daemon.callIndicator(.incrementActivityCount, on: holder)
                 _ = try await DesktopFixture.call("NewStatus", in: signals) { $0.arguments == [.string("Active")] }
                 #expect(try await property("Status") == .string("Active"))
+                #expect(try await property("IconName") == .string("haul-busy"))
 
                 let task = try await f.download("/gen/8m?seed=41&throttle=400000", to: "tray.bin")
                 try await waitUntil("the tooltip to show the transfer", timeout: .seconds(10)) {
@@ -56,6 +61,7 @@ import Testing
                 try await f.taskCall(task, .cancel)
                 _ = try await DesktopFixture.call("NewStatus", in: signals) { $0.arguments == [.string("Passive")] }
                 #expect(try await property("Status") == .string("Passive"))
+                #expect(try await property("IconName") == .string("haul"))
             }
             await watcher.close()
         }

@@ -110,6 +110,14 @@ package struct JobViewBook: Sendable {
         return send(task, task.map(JobViewHints.update(for:)), to: view, of: path, after: [:], sentAt: now, now: now)
     }
 
+    /// Whether the task at `path` has a view, or is about to: the view shows its ending.
+    package func isShowing(_ path: ObjectPath) -> Bool {
+        switch views[path] {
+        case .requested?, .open?: true
+        case .refused?, nil: false
+        }
+    }
+
     /// `server`'s `requestView` failed: the task goes without a view until a new owner comes.
     package mutating func viewRefused(for path: ObjectPath, from server: String) {
         if server == self.server, views[path] == .requested { views[path] = .refused }

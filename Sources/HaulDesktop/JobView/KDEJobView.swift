@@ -21,7 +21,7 @@ package enum KDEJobView {
     /// `application-display-name` and `application-icon-name` hints instead.
     package static let desktopEntry = "haul"
     package static let applicationName = "Haul"
-    package static let iconName = "network-transmit-receive"
+    package static let iconName = HaulIcon.idle.name
 
     /// A task's `desktopEntry`: the application that asked for it (its `Application`), else Haul.
     package static func entry(for task: TaskSnapshot) -> String {

@@ -21,7 +21,8 @@ package enum StatusNotifierItem {
     package static let watcherPath: ObjectPath = "/StatusNotifierWatcher"
     package static let watcherInterface = "org.kde.StatusNotifierWatcher"
 
-    package static let iconName = KDEJobView.iconName
+    /// The tooltip's icon.
+    package static let iconName = HaulIcon.idle.name
     /// `(iiay)`: an ARGB32 image as width, height and bytes.
     static let pixmap = DBusType.structure([.int32, .int32, .array(.byte)])
     static let pixmapType = DBusType.array(pixmap)
@@ -57,9 +58,21 @@ package enum StatusNotifierItem {
         )
     }()
 
+    /// The icon properties for the indicator's visibility: `IconName` (``HaulIcon``), and `IconPixmap` when hosts
+    /// cannot find the icon by its name (``IconLocation/needsPixmaps``); else an empty `IconPixmap`, which hosts
+    /// such as Plasma would draw instead of the named icon.
+    package static func icon(busy: Bool, icons: IconLocation) -> [String: DBusValue] {
+        let icon = HaulIcon(busy: busy)
+        return [
+            "IconName": .string(icon.name),
+            "IconPixmap": icons.needsPixmaps ? IconRaster.pixmaps(icon) : .array(pixmap, []),
+        ]
+    }
+
     /// The exported item. Its menu is ``DBusMenu`` at ``DBusMenu/path``, which hosts show themselves; Haul has no
-    /// window, so clicks and scrolls are accepted and do nothing.
-    static func exportedInterface(visible: Bool, toolTip: TrayToolTip) -> DBusExportedInterface {
+    /// window, so clicks and scrolls are accepted and do nothing. `IconThemePath` names the folder of an uninstalled
+    /// hauld's icons.
+    static func exportedInterface(visible: Bool, toolTip: TrayToolTip, icons: IconLocation) -> DBusExportedInterface {
         let nothing: DBusExportedInterface.MethodHandler = { _ in [] }
         return DBusExportedInterface(
             description,
@@ -80,18 +93,16 @@ package enum StatusNotifierItem {
                 "Title": .string(KDEJobView.applicationName),
                 "Status": .string(status(visible: visible)),
                 "WindowId": .int32(0),
-                "IconThemePath": .string(""),
+                "IconThemePath": .string(icons.themePath),
                 "Menu": .objectPath(DBusMenu.path),
                 "ItemIsMenu": .boolean(false),
-                "IconName": .string(iconName),
-                "IconPixmap": .array(pixmap, []),
                 "OverlayIconName": .string(""),
                 "OverlayIconPixmap": .array(pixmap, []),
                 "AttentionIconName": .string(""),
                 "AttentionIconPixmap": .array(pixmap, []),
                 "AttentionMovieName": .string(""),
                 "ToolTip": toolTip.value,
-            ]
+            ].merging(icon(busy: visible, icons: icons)) { $1 }
         )
     }
 }
