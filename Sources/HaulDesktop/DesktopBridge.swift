@@ -378,7 +378,9 @@ package actor DesktopBridge {
                 .methodCall(
                     destination: TransferNotification.busName, path: TransferNotification.path,
                     interface: TransferNotification.interface, member: "Notify",
-                    body: notification.arguments(capabilities, icon: icons.notificationIcon(.idle))
+                    body: notification.arguments(
+                        capabilities, icon: icons.notificationIcon(.idle) ?? notification.standardIcon
+                    )
                 ),
                 timeout: .seconds(10)
             )

@@ -26,11 +26,11 @@ package struct IconLocation: Sendable, Equatable {
     /// Whether hosts need the icons as pixmaps: neither the theme nor a folder has them.
     package var needsPixmaps: Bool { !isInstalled && folder == nil }
 
-    /// `Notify`'s `app_icon`: the name when the theme has it, else a `file://` URI of the SVG (the spec allows only
-    /// file URIs), else the name anyway.
-    package func notificationIcon(_ icon: HaulIcon) -> String {
-        guard !isInstalled, let folder else { return icon.name }
-        return URL(fileURLWithPath: folder).appendingPathComponent(Self.file(icon)).absoluteString
+    /// `Notify`'s `app_icon`: the name when the theme has it, else nil (the caller gives a standard icon). Not a
+    /// `file://` URI of the SVG, which the spec allows: GNOME Shell 43 then accepts the notification and shows no
+    /// banner for it.
+    package func notificationIcon(_ icon: HaulIcon) -> String? {
+        isInstalled ? icon.name : nil
     }
 
     /// Looks in the theme of every XDG data folder (`dataHome` first, then `dataDirectories`), then beside

@@ -25,6 +25,8 @@ package struct TransferNotification: Sendable, Equatable {
     package var body: String
     /// The spec's standard category: `transfer.complete` or `transfer.error`.
     package var category: String
+    /// A standard icon for it, when Haul's own is not in the icon theme (hauld not installed).
+    package var standardIcon: String { category == "transfer.error" ? "dialog-error" : "document-save" }
     /// The buttons, in order.
     package var actions: [NotificationAction]
     /// `app_name`: the application the task came from, else Haul.
@@ -52,9 +54,9 @@ package struct TransferNotification: Sendable, Equatable {
         }
     }
 
-    /// `Notify`'s arguments, with Haul's `icon` (a name or a `file://` URI), the server's default timeout and normal
-    /// urgency. A server with the `body-markup` capability reads the body as the spec's small subset of HTML, so a
-    /// file named `a&b.iso` is sent to it escaped, and to any other server as it is. Actions go only to a server
+    /// `Notify`'s arguments, with `icon` (Haul's icon name, or ``standardIcon``), the server's default timeout and
+    /// normal urgency. A server with the `body-markup` capability reads the body as the spec's small subset of HTML,
+    /// so a file named `a&b.iso` is sent to it escaped, and to any other server as it is. Actions go only to a server
     /// that lists `actions`: key and label in turn, and `default` (a click on the notification) opening the file.
     package func arguments(_ capabilities: NotificationCapabilities, icon: String) -> [DBusValue] {
         var keysAndLabels: [String] = []
