@@ -16,6 +16,17 @@ enum BrowserProcess {
         )
     }
 
+    /// Runs `body` with the started browser `process`, then ends it (``end(_:)``), however `body` ends.
+    static func whileRunning(_ process: Command.Running, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            await end(process)
+            throw error
+        }
+        await end(process)
+    }
+
     /// Waits for a browser asked to close to exit, and kills it when it has not within 20 s.
     static func end(_ process: Command.Running) async {
         try? await waitUntil("the browser to exit", timeout: .seconds(20)) { !process.isRunning }

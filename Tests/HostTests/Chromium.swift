@@ -44,13 +44,9 @@ struct Chromium {
             ],
             environment: environment, log: log
         )
-        do {
+        try await BrowserProcess.whileRunning(process) {
             try await drive(process, profile: profile, downloads: downloads, log: log, body)
-        } catch {
-            await BrowserProcess.end(process)
-            throw error
         }
-        await BrowserProcess.end(process)
     }
 
     private static func drive(

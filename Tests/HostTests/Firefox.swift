@@ -45,13 +45,9 @@ struct Firefox {
             ["--headless", "--no-remote", "--profile", profile.path, "--remote-debugging-port", "0", "about:blank"],
             environment: environment, log: log
         )
-        do {
+        try await BrowserProcess.whileRunning(process) {
             try await drive(process, profile: profile, downloads: downloads, log: log, body)
-        } catch {
-            await BrowserProcess.end(process)
-            throw error
         }
-        await BrowserProcess.end(process)
     }
 
     private static func drive(
