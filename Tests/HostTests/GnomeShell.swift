@@ -186,6 +186,32 @@ final class GnomeShell: Sendable {
         try await hook("Activate", [.array(.string, labels.map(DBusValue.string))]).first?.boolValue ?? false
     }
 
+    /// The shell's banners: the one it shows and those queued behind it, each as "title: body".
+    struct Banners: Decodable, Sendable {
+        var shown: String?
+        var queued: [String]
+    }
+
+    func banners() async throws -> Banners {
+        let reply = try await hook("Banners")
+        guard let json = reply.first?.stringValue else { throw TestSupportError("Banners answered \(reply)") }
+        return try JSONDecoder().decode(Banners.self, from: Data(json.utf8))
+    }
+
+    /// Waits until the shell shows no banner and has none queued, moving the pointer while one shows: the shell greets
+    /// root with banners of its own, and a notification that finds three in the way gets no banner at all.
+    func clearBanners() async throws {
+        var last: Banners?
+        try await waitUntil("the shell's banners to go", timeout: .seconds(60), every: .seconds(1), seen: {
+            "\(String(describing: last))"
+        }) {
+            let banners = try await banners()
+            last = banners
+            if banners.shown != nil { try await nudgePointer() }
+            return banners.shown == nil && banners.queued.isEmpty
+        }
+    }
+
     private func hook(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
         try await client.call(
             destination: Self.shellName, path: Self.hookPath, interface: Self.hookInterface, member: member, body,
@@ -194,7 +220,7 @@ final class GnomeShell: Sendable {
     }
 
     /// Moves the pointer a little, through mutter's remote desktop API (a session of the test's connection): GNOME
-    /// keeps a banner up until the user is active, and the shell greets root with two of them.
+    /// keeps a banner up until the user is active, then for four seconds.
     func nudgePointer() async throws {
         let service = "org.gnome.Mutter.RemoteDesktop"
         let sessionInterface = "\(service).Session"

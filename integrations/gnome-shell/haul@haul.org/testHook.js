@@ -6,8 +6,11 @@
 //   OpenMenu(), CloseMenu()     open or close the menu, as a click on the button does
 //   Activate(as labels) -> b    activate the item the labels lead to (["Suspend all"], ["debian.iso", "Cancel"],
 //                               ["Download limit", "1 MiB/s"]); false when there is none or it is greyed
+//   Banners() -> s json         the shell's banners: {"shown": "title: body" or null, "queued": ["title: body"]}
 
 import Gio from 'gi://Gio';
+
+import * as Main from 'resource:///org/gnome/shell/ui/main.js';
 
 const PATH = '/org/gnome/Shell/Extensions/Haul';
 const INTERFACE = `<node>
@@ -19,6 +22,7 @@ const INTERFACE = `<node>
       <arg name="labels" type="as" direction="in"/>
       <arg name="activated" type="b" direction="out"/>
     </method>
+    <method name="Banners"><arg name="json" type="s" direction="out"/></method>
   </interface>
 </node>`;
 
@@ -48,5 +52,16 @@ export class TestHook {
 
     Activate(labels) {
         return this._indicator.activateItem(labels);
+    }
+
+    // The message tray's banner and queue are its private fields (the same from GNOME 43 to 50): a test that waits
+    // for a banner must know whether the shell's own, shown first, are still in the way.
+    Banners() {
+        const tray = Main.messageTray;
+        const text = notification => `${notification.title}: ${notification.bannerBodyText ?? notification.body ?? ''}`;
+        return JSON.stringify({
+            shown: tray._notification ? text(tray._notification) : null,
+            queued: (tray._notificationQueue ?? []).map(text),
+        });
     }
 }
