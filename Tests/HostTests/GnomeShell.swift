@@ -186,10 +186,14 @@ final class GnomeShell: Sendable {
         try await hook("Activate", [.array(.string, labels.map(DBusValue.string))]).first?.boolValue ?? false
     }
 
-    /// The shell's banners: the one it shows and those queued behind it, each as "title: body".
+    /// The shell's banners: the one it shows and those queued behind it, each as "title: body"; and whether its
+    /// start-up, when it queues banners of its own, is still to complete.
     struct Banners: Decodable, Sendable {
+        var startingUp: Bool
         var shown: String?
         var queued: [String]
+
+        var none: Bool { !startingUp && shown == nil && queued.isEmpty }
     }
 
     func banners() async throws -> Banners {
@@ -198,17 +202,21 @@ final class GnomeShell: Sendable {
         return try JSONDecoder().decode(Banners.self, from: Data(json.utf8))
     }
 
-    /// Waits until the shell shows no banner and has none queued, moving the pointer while one shows: the shell greets
-    /// root with banners of its own, and a notification that finds three in the way gets no banner at all.
+    /// Waits until the shell has completed its start-up, which greets root with two banners ("Logged in as a
+    /// privileged user", "Screen Lock disabled"), and shows or queues none, moving the pointer while one shows (a
+    /// banner stays until the user is active). A notification that found three in the way would get no banner at all.
     func clearBanners() async throws {
         var last: Banners?
-        try await waitUntil("the shell's banners to go", timeout: .seconds(60), every: .seconds(1), seen: {
+        var quiet = 0
+        try await waitUntil("the shell's own banners to go", timeout: .seconds(60), every: .seconds(1), seen: {
             "\(String(describing: last))"
         }) {
             let banners = try await banners()
             last = banners
             if banners.shown != nil { try await nudgePointer() }
-            return banners.shown == nil && banners.queued.isEmpty
+            // The second is queued once a file is written, a moment after the first.
+            quiet = banners.none ? quiet + 1 : 0
+            return quiet == 2
         }
     }
 

@@ -6,7 +6,8 @@
 //   OpenMenu(), CloseMenu()     open or close the menu, as a click on the button does
 //   Activate(as labels) -> b    activate the item the labels lead to (["Suspend all"], ["debian.iso", "Cancel"],
 //                               ["Download limit", "1 MiB/s"]); false when there is none or it is greyed
-//   Banners() -> s json         the shell's banners: {"shown": "title: body" or null, "queued": ["title: body"]}
+//   Banners() -> s json         the shell's banners: {"startingUp": b, "shown": "title: body" or null,
+//                               "queued": ["title: body"]}; the shell queues its own when its start-up completes
 
 import Gio from 'gi://Gio';
 
@@ -54,12 +55,13 @@ export class TestHook {
         return this._indicator.activateItem(labels);
     }
 
-    // The message tray's banner and queue are its private fields (the same from GNOME 43 to 50): a test that waits
-    // for a banner must know whether the shell's own, shown first, are still in the way.
+    // The message tray's banner and queue, and whether the start-up is complete, are private fields (the same from
+    // GNOME 43 to 50): a test that waits for a banner must know whether the shell's own are still to come or in the way.
     Banners() {
         const tray = Main.messageTray;
         const text = notification => `${notification.title}: ${notification.bannerBodyText ?? notification.body ?? ''}`;
         return JSON.stringify({
+            startingUp: Main.layoutManager._startingUp,
             shown: tray._notification ? text(tray._notification) : null,
             queued: (tray._notificationQueue ?? []).map(text),
         });
