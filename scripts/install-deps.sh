@@ -42,6 +42,7 @@ if [ "$mode" = test ]; then
     "/usr/bin/knetattach:plasma-desktop"
     "/usr/bin/Xvfb:xvfb"
     "/usr/bin/xdotool:xdotool"
+    "xdg-open:xdg-utils"
     "/usr/bin/import:imagemagick"
   )
 fi

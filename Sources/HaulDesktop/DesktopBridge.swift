@@ -17,8 +17,13 @@ package import ServiceKit
 /// Only the answers to calls (`requestView`, the notification server's capabilities and ids) come back on their own,
 /// as events, whenever the desktop gives them: a slow Plasma holds up nothing else. Those calls run as children of
 /// `run()`, so `stop()` ends them too. Time comes from the injected clock.
+///
+/// Notifications may go through a second connection (`notificationBus`): Plasma 5.27 shows no popup for a
+/// notification sent by the connection that owns a tray icon.
 package actor DesktopBridge {
     private let bus: any DesktopBus
+    /// Where notifications go and their buttons' signals come from: `bus`, or a connection of their own.
+    private let notifier: any DesktopBus
     /// The unique name of hauld's own connection: the bridge follows and calls it before it owns `org.haul.Haul1`, so
     /// that it sees every task from the first.
     private let daemon: String
@@ -27,16 +32,22 @@ package actor DesktopBridge {
     private let logger: Logger
     private var model: DesktopModel
     private var events: AsyncStream<DBusMessage>?
+    /// The notification server's signals, when they come on a connection of their own.
+    private var notifierEvents: AsyncStream<DBusMessage>?
     private var isRunning = false
     private var toolTipTimer: Task<Void, Never>?
     private let outbox = Outbox<DesktopEffect>()
+    private let hasOwnNotifier: Bool
 
     /// `icons`: where the desktop finds Haul's icons (``IconLocation/locate(environment:)`` for hauld's own).
+    /// `notificationBus`: a connection for notifications alone; without one they go through `bus`.
     package init(
-        bus: any DesktopBus, daemon: String, features: DesktopFeatures, icons: IconLocation = IconLocation(),
-        clock: any ServiceClock, logger: Logger
+        bus: any DesktopBus, notificationBus: (any DesktopBus)? = nil, daemon: String, features: DesktopFeatures,
+        icons: IconLocation = IconLocation(), clock: any ServiceClock, logger: Logger
     ) {
         self.bus = bus
+        notifier = notificationBus ?? bus
+        hasOwnNotifier = notificationBus != nil
         self.daemon = daemon
         self.clock = clock
         self.icons = icons
@@ -48,7 +59,13 @@ package actor DesktopBridge {
     /// tasks: each of them then arrives as `InterfacesAdded`, in order with every later change, so nothing that
     /// happens during start-up (a restored task finishing at once, say) can be missed.
     package func subscribe() async throws {
-        events = try await bus.messages(matching: rules)
+        let notificationRules = model.features.notifications != .off ? [Self.notificationSignals] : []
+        if hasOwnNotifier, !notificationRules.isEmpty {
+            events = try await bus.messages(matching: rules)
+            notifierEvents = try await notifier.messages(matching: notificationRules)
+        } else {
+            events = try await bus.messages(matching: rules + notificationRules)
+        }
         let features = model.features
         // The owners now; a change queued meanwhile names the same owner and changes nothing.
         let jobViewServer = features.jobViews ? await bus.owner(of: KDEJobView.serverName) : nil
@@ -75,7 +92,18 @@ package actor DesktopBridge {
                 await exportTrayIcon()
             }
             await withDiscardingTaskGroup { following in
-                following.addTask { await self.carryOut() }
+                following.addTask {
+                    await self.carryOut()
+                    // Nothing is left to notify: the notification server's signals end with the connection.
+                    if self.hasOwnNotifier { await self.notifier.close() }
+                }
+                if let notifierEvents {
+                    following.addTask {
+                        for await message in notifierEvents {
+                            if let event = DesktopEvent(message) { await self.receive(event) }
+                        }
+                    }
+                }
                 for await message in events {
                     if let event = DesktopEvent(message) { receive(event) }
                 }
@@ -95,6 +123,7 @@ package actor DesktopBridge {
         if isRunning { await settled() }
         await bus.flush()
         await bus.close()
+        if !isRunning, hasOwnNotifier { await notifier.close() }
     }
 
     /// Applies an event and queues its effects, in order, without suspending.
@@ -132,11 +161,14 @@ package actor DesktopBridge {
         }
         if model.features.notifications != .off {
             rules.append(Self.ownerChanges(of: TransferNotification.busName))
-            // `ActionInvoked` and `NotificationClosed`, from the server's owner only.
-            let interface = TransferNotification.interface
-            rules.append(MatchRule(kind: .signal, sender: TransferNotification.busName, interface: interface))
         }
         return rules
+    }
+
+    /// `ActionInvoked` and `NotificationClosed`, from the server's owner only, on the connection that notifies (GNOME
+    /// sends them to the notification's sender alone).
+    private static var notificationSignals: MatchRule {
+        MatchRule(kind: .signal, sender: TransferNotification.busName, interface: TransferNotification.interface)
     }
 
     private static func ownerChanges(of name: String) -> MatchRule {
@@ -349,7 +381,7 @@ package actor DesktopBridge {
     /// What the notification server can do; nil when it did not say.
     private nonisolated func notificationCapabilities() async -> NotificationCapabilities? {
         do {
-            let reply = try await bus.call(
+            let reply = try await notifier.call(
                 .methodCall(
                     destination: TransferNotification.busName, path: TransferNotification.path,
                     interface: TransferNotification.interface, member: "GetCapabilities"
@@ -374,7 +406,7 @@ package actor DesktopBridge {
         _ notification: TransferNotification, _ capabilities: NotificationCapabilities
     ) async -> UInt32? {
         do {
-            let reply = try await bus.call(
+            let reply = try await notifier.call(
                 .methodCall(
                     destination: TransferNotification.busName, path: TransferNotification.path,
                     interface: TransferNotification.interface, member: "Notify",

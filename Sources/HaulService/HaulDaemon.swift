@@ -195,9 +195,13 @@ package struct HaulDaemon: Service {
             let bus = try await DesktopConnection(
                 connection: try await connect(), exportsObjects: features.statusNotifier
             )
+            // Plasma shows no popup for a notification from the connection that owns the tray icon.
+            let notificationBus: DesktopConnection? =
+                features.statusNotifier && features.notifications != .off
+                ? try await DesktopConnection(connection: try await connect(), exportsObjects: false) : nil
             let bridge = DesktopBridge(
-                bus: bus, daemon: daemon, features: features, icons: configuration.icons, clock: EventLoopClock(),
-                logger: logger
+                bus: bus, notificationBus: notificationBus, daemon: daemon, features: features,
+                icons: configuration.icons, clock: EventLoopClock(), logger: logger
             )
             try await bridge.subscribe()
             return bridge

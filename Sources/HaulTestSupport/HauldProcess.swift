@@ -60,6 +60,17 @@ package final class HauldProcess: Sendable {
         return reply?.first?.uint32Value == UInt32(bitPattern: pid)
     }
 
+    /// Runs `body`; when it throws, stops hauld and throws the error again with what hauld logged, which a test of
+    /// a host that cannot be watched (a desktop's reaction, in CI) needs to be understood.
+    package func explainingFailure<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch {
+            let output = await stop()
+            throw TestSupportError("\(error)\nhauld logged:\n\(output.stderr)")
+        }
+    }
+
     /// Sends `signal` and collects the exit status and output.
     package func stop(signal: Int32 = SIGTERM) async -> CommandResult {
         kill(running.pid, signal)

@@ -71,15 +71,70 @@ package enum ImageProbe {
 
     /// The text tesseract reads in `area` (the whole image when nil), enlarged first: panel text is small.
     package static func text(in image: String, area: Rectangle? = nil) async throws -> String {
-        let enlarged = image + ".ocr.png"
-        var arguments = [image]
-        if let area { arguments += ["-crop", area.description, "+repage"] }
-        arguments += ["-alpha", "off", "-colorspace", "Gray", "-resize", "300%", enlarged]
-        let prepared = try await Command.run(convert, arguments)
-        guard prepared.status == 0 else { throw TestSupportError("convert \(image): \(prepared.stderr)") }
+        let enlarged = try await enlarged(image, area: area)
         let result = try await Command.run("tesseract", [enlarged, "stdout"])
         guard result.status == 0 else { throw TestSupportError("tesseract \(image): \(result.stderr)") }
         return result.stdout
+    }
+
+    /// Where tesseract reads `phrase` (its words in a row, on one line, each perhaps with a stray mark read at its
+    /// ends) in `area`: the middle of the phrase, in the image's coordinates, for a click; nil when it reads no such
+    /// words.
+    package static func locate(
+        _ phrase: String, in image: String, area: Rectangle? = nil
+    ) async throws -> (x: Int, y: Int)? {
+        let enlarged = try await enlarged(image, area: area)
+        let result = try await Command.run("tesseract", [enlarged, "stdout", "tsv"])
+        guard result.status == 0 else { throw TestSupportError("tesseract \(image): \(result.stderr)") }
+        let words = result.stdout.split(separator: "\n").compactMap(ReadWord.init)
+        let wanted = phrase.split(separator: " ").map(String.init)
+        guard !wanted.isEmpty, words.count >= wanted.count else { return nil }
+        for start in 0...(words.count - wanted.count) {
+            let run = words[start..<(start + wanted.count)]
+            guard zip(run, wanted).allSatisfy({ $0.text == $1 }), Set(run.map(\.line)).count == 1 else { continue }
+            let left = run.map(\.left).min() ?? 0
+            let right = run.map { $0.left + $0.width }.max() ?? 0
+            let top = run.map(\.top).min() ?? 0
+            let bottom = run.map { $0.top + $0.height }.max() ?? 0
+            // Back from the enlargement, into the image.
+            let middle = (x: (left + right) / (2 * enlargement), y: (top + bottom) / (2 * enlargement))
+            return ((area?.x ?? 0) + middle.x, (area?.y ?? 0) + middle.y)
+        }
+        return nil
+    }
+
+    /// How much larger tesseract is given an image: panel text is small.
+    private static let enlargement = 3
+
+    /// `area` of `image` in grey and ``enlargement`` times as large, beside the image.
+    private static func enlarged(_ image: String, area: Rectangle?) async throws -> String {
+        let enlarged = image + ".ocr.png"
+        var arguments = [image]
+        if let area { arguments += ["-crop", area.description, "+repage"] }
+        arguments += ["-alpha", "off", "-colorspace", "Gray", "-resize", "\(enlargement * 100)%", enlarged]
+        let prepared = try await Command.run(convert, arguments)
+        guard prepared.status == 0 else { throw TestSupportError("convert \(image): \(prepared.stderr)") }
+        return enlarged
+    }
+
+    /// A word of tesseract's TSV output: level 5 rows, `level page block paragraph line word left top width height
+    /// confidence text`.
+    private struct ReadWord {
+        let line: [Int]
+        let left, top, width, height: Int
+        let text: String
+
+        init?(_ row: Substring) {
+            let fields = row.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 12, fields[0] == "5" else { return nil }
+            let numbers = fields[1...9].compactMap { Int($0) }
+            guard numbers.count == 9 else { return nil }
+            line = Array(numbers[1...3])
+            (left, top, width, height) = (numbers[5], numbers[6], numbers[7], numbers[8])
+            // A border or a shadow beside a word is often read as a quote or a bar stuck to it.
+            let isMark = { (character: Character) in !character.isLetter && !character.isNumber }
+            text = String(fields[11].drop(while: isMark).reversed().drop(while: isMark).reversed())
+        }
     }
 }
 

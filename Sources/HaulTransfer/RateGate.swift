@@ -1,5 +1,5 @@
 package import HaulCore
-package import NIOCore
+import NIOCore
 import Synchronization
 
 /// The bandwidth limits as the connections see them: one ``RateLimiter`` per direction, shared by every connection

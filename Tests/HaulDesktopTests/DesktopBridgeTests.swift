@@ -271,6 +271,50 @@ import Testing
         }
     }
 
+    /// Given a connection for notifications (hauld gives one beside a tray icon, which Plasma would not show
+    /// notifications of), everything of the notification server goes through it: the capabilities, `Notify` and the
+    /// buttons' `ActionInvoked` (which GNOME sends to the notifying connection alone); the task's `Retry` still goes
+    /// out on the bridge's own connection, and stopping closes both.
+    @Test func notificationsGoThroughTheirOwnConnection() async throws {
+        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .always)
+        let bus = FakeDesktopBus(owners: [TransferNotification.busName: ":1.5"])
+        let notifier = FakeDesktopBus()
+        let bridge = DesktopBridge(
+            bus: bus, notificationBus: notifier, daemon: Self.hauld, features: features, clock: ManualClock(),
+            logger: Logger(label: "test")
+        )
+        try await bridge.subscribe()
+        let running = Task { await bridge.run() }
+        _ = await Self.trayStarted(bus, registers: false)
+        let asked = await Self.next(1, of: notifier)
+        #expect(asked.first?.description == "called GetCapabilities of \(TransferNotification.busName)")
+        notifier.answer("GetCapabilities", with: .success([.strings(["actions", "body"])]))
+        let failed = HaulBus.taskPath(2)
+        await bridge.receive(.taskAdded(failed, Tasks.properties(id: 2)))
+        let failure = Tasks.properties(.completed, error: .network, message: "refused", id: 2)
+        await bridge.receive(.taskChanged(failed, failure))
+        let notified = await Self.next(1, of: notifier)
+        #expect(notified.first?.description == "called Notify of \(TransferNotification.busName)")
+        notifier.answer("Notify", with: .success([.uint32(7)]))
+        var pressed = DBusMessage(kind: .signal, body: [.uint32(7), .string("retry")])
+        pressed.path = TransferNotification.path
+        pressed.interface = TransferNotification.interface
+        pressed.member = "ActionInvoked"
+        notifier.deliver(pressed)
+        // The tray menu's updates for the task come first.
+        var outputs = bus.outputs.makeAsyncIterator()
+        var sent: Output?
+        while sent == nil, let output = await outputs.next() {
+            if case .sent = output { sent = output }
+        }
+        #expect(sent == .sent(destination: Self.hauld, path: failed, member: TaskMethod.retry.rawValue, body: []))
+        await bridge.stop()
+        await running.value
+        #expect(!bus.recorded.contains { $0.description.contains(TransferNotification.busName) })
+        #expect(notifier.recorded.last == .closed)
+        #expect(bus.recorded.last == .closed)
+    }
+
     /// Stopping ends the open views quietly, makes sure they have left, then closes the connection.
     @Test func stoppingEndsTheViewsBeforeTheConnection() async throws {
         let bus = FakeDesktopBus(owners: [KDEJobView.serverName: Self.plasma])

@@ -20,7 +20,7 @@ final class GnomeShell: Sendable {
     /// The throwaway home and runtime folder, removed by ``stop()``.
     private let directory: URL
     private let activationMark: URL
-    private let openedFolderMark: URL
+    private let folderHandler: FolderHandler
     /// The shell's own output, kept beside the screenshots.
     let log: String
 
@@ -54,7 +54,6 @@ final class GnomeShell: Sendable {
         }
         try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime.path)
         activationMark = directory.appendingPathComponent("hauld-was-activated")
-        openedFolderMark = directory.appendingPathComponent("opened-folder")
         log = artefacts.path("gnome-shell.log")
 
         var environment = ProcessInfo.processInfo.environment.filter {
@@ -87,7 +86,7 @@ final class GnomeShell: Sendable {
         environment["DBUS_SESSION_BUS_ADDRESS"] = sessionBus.address
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus.address
 
-        try Self.installFileManager(noting: openedFolderMark, in: home, directory: directory)
+        folderHandler = try FolderHandler(home: home, directory: directory)
 
         // The extension where a user's is, enabled before the shell starts.
         let extensions = home.appendingPathComponent(".local/share/gnome-shell/extensions/\(Self.uuid)")
@@ -115,24 +114,6 @@ final class GnomeShell: Sendable {
         }
     }
 
-    /// Makes a script that writes its argument to `mark` the home's handler of folders (`inode/directory`).
-    private static func installFileManager(noting mark: URL, in home: URL, directory: URL) throws {
-        let files = FileManager.default
-        let script = directory.appendingPathComponent("file-manager")
-        try "#!/bin/sh\nprintf '%s' \"$1\" > '\(mark.path)'\n".write(to: script, atomically: true, encoding: .utf8)
-        try files.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let applications = home.appendingPathComponent(".local/share/applications")
-        try files.createDirectory(at: applications, withIntermediateDirectories: true)
-        let entry = "[Desktop Entry]\nType=Application\nName=Files\nExec=\(script.path) %u\nMimeType=inode/directory;\n"
-        try entry.write(
-            to: applications.appendingPathComponent("haul-test-files.desktop"), atomically: true, encoding: .utf8
-        )
-        let config = home.appendingPathComponent(".config")
-        try files.createDirectory(at: config, withIntermediateDirectories: true)
-        try "[Default Applications]\ninode/directory=haul-test-files.desktop\n"
-            .write(to: config.appendingPathComponent("mimeapps.list"), atomically: true, encoding: .utf8)
-    }
-
     private static func run(_ command: String, _ arguments: [String], environment: [String: String]) async throws {
         let result = try await Command.run(command, arguments, environment: environment)
         guard result.status == 0 else {
@@ -151,7 +132,7 @@ final class GnomeShell: Sendable {
     }
 
     /// What the home's file manager was last asked to show (a path or a file: URI), nil before anything.
-    var openedFolder: String? { try? String(contentsOf: openedFolderMark, encoding: .utf8) }
+    var openedFolder: String? { folderHandler.openedFolder }
 
     /// Whether anything asked the session bus to start hauld.
     var hauldWasActivated: Bool { FileManager.default.fileExists(atPath: activationMark.path) }

@@ -34,7 +34,7 @@ import Testing
                 ) == .state(.completed)
             }
             var banners: GnomeShell.Banners?
-            do {
+            try await hauld.explainingFailure {
                 // A banner of the shell's own that came meanwhile goes once the user is active.
                 try await waitUntil("the shell to show the banner", timeout: .seconds(60), every: .seconds(1), seen: {
                     "\(String(describing: banners))"
@@ -45,9 +45,6 @@ import Testing
                     try await shell.nudgePointer()
                     return false
                 }
-            } catch {
-                let output = await hauld.stop()
-                throw TestSupportError("\(error)\nhauld said: \(output.stderr)")
             }
             // Shown, it stays four seconds after the user was last active; what the shell shows is what it draws.
             #expect(banners?.shown == "Download complete: quarterly-report.pdf")

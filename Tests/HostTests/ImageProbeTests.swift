@@ -37,4 +37,14 @@ import Testing
         let text = try await ImageProbe.text(in: image, area: .init(x: 100, y: 0, width: 100, height: 80))
         #expect(text.contains("Haul 42"), "read: \(text)")
     }
+
+    @Test func itFindsWhereAPhraseIsWritten() async throws {
+        let image = try await Self.picture(in: ArtefactFolder("image-probe-locate"))
+        let area = ImageProbe.Rectangle(x: 100, y: 0, width: 100, height: 80)
+        let found = try await ImageProbe.locate("Haul 42", in: image, area: area)
+        // Drawn from x 105 on a baseline at y 48, 20 points high: about 80 wide, its middle near 145, 41.
+        let point = try #require(found)
+        #expect((130...160).contains(point.x) && (33...48).contains(point.y), "\(point)")
+        #expect(try await ImageProbe.locate("Haul 43", in: image, area: area) == nil)
+    }
 }

@@ -5,7 +5,7 @@ import Synchronization
 
 /// A real Plasma 5 desktop for one test, headless: an `Xvfb` screen, and on a private session bus `kded5` (it owns
 /// `org.kde.StatusNotifierWatcher`) and `plasmashell` (the panel with its system tray, KDE's job view server and the
-/// notification server), in a throwaway home. The bus starts Plasma's other services itself (kactivitymanagerd,
+/// notification server), in a throwaway home whose file manager is a script (``openedFolder``). The bus starts Plasma's other services itself (kactivitymanagerd,
 /// kglobalaccel5, …) from their service files, in the session's environment (`UpdateActivationEnvironment`): they
 /// abort without the screen.
 ///
@@ -18,6 +18,7 @@ final class PlasmaSession: Sendable {
     /// `:N`, the screen's display.
     let display: String
     private let marker: (name: String, value: String)
+    private let folderHandler: FolderHandler
     private let screen: Command.Running
     /// kded5 and plasmashell, reaped by ``stop()``.
     private let programs = Mutex<[Command.Running]>([])
@@ -42,6 +43,9 @@ final class PlasmaSession: Sendable {
         bus = try await PrivateBus(serviceDirectory: URL(fileURLWithPath: "/usr/share/dbus-1/services"))
         home = bus.directory.appendingPathComponent("plasma-home")
         marker = ("HAUL_PLASMA_SESSION", UUID().uuidString)
+        // Before Plasma starts: KDE's own opener (kde-open5, which xdg-open runs here) finds handlers in the cache
+        // kded5 builds.
+        folderHandler = try FolderHandler(home: home, directory: bus.directory)
         // -displayfd: Xvfb picks a free display and writes its number once it accepts connections.
         screen = try Command.start(
             "/usr/bin/Xvfb",
@@ -134,9 +138,21 @@ final class PlasmaSession: Sendable {
         guard result.status == 0 else { throw TestSupportError("import failed: \(result.stderr)") }
     }
 
+    /// What the home's file manager was last asked to show (a path or a file: URI), nil before anything: a script
+    /// (``FolderHandler``) stands in for Dolphin.
+    var openedFolder: String? { folderHandler.openedFolder }
+
     /// Clicks the mouse's `button` (1 left, 3 right) at `x`, `y`, with xdotool.
     func click(x: Int, y: Int, button: Int = 1) async throws {
-        let arguments = ["mousemove", "--sync", "\(x)", "\(y)", "click", "\(button)"]
+        try await xdotool(["mousemove", "--sync", "\(x)", "\(y)", "click", "\(button)"])
+    }
+
+    /// Moves the pointer to `x`, `y`, with xdotool.
+    func movePointer(x: Int, y: Int) async throws {
+        try await xdotool(["mousemove", "--sync", "\(x)", "\(y)"])
+    }
+
+    private func xdotool(_ arguments: [String]) async throws {
         let result = try await Command.run("/usr/bin/xdotool", arguments, environment: environment)
         guard result.status == 0 else { throw TestSupportError("xdotool \(arguments) failed: \(result.stderr)") }
     }
