@@ -24,7 +24,7 @@ package actor ActivityIndicatorService {
     private var holds = ActivityHolds()
     private var runningTasks: UInt32 = 0
     private var timers: [ActivityIndicatorTimer: Task<Void, Never>] = [:]
-    private let objects: DBusObjectServer
+    private let objects: any ServiceBus
     private let logger: Logger
     private let outbox = Outbox<Publication>()
 
@@ -36,7 +36,7 @@ package actor ActivityIndicatorService {
 
     /// `clock` is hauld's `EventLoopClock` unless a test moves time by hand.
     package init(
-        objects: DBusObjectServer, store: IndicatorSettingsStore, writer: TaskRecordWriter? = nil,
+        objects: any ServiceBus, store: IndicatorSettingsStore, writer: TaskRecordWriter? = nil,
         clock: any ServiceClock = EventLoopClock(), logger: Logger
     ) {
         let loaded = store.load()

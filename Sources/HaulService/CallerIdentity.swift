@@ -1,16 +1,15 @@
-import DBusKit
 import Glibc
 import HaulCore
 
 /// Who is calling: the application behind a bus connection, for a new task's `Application`.
 ///
-/// The bus gives the caller's process id; `/proc` tells the rest (`CallerApplication` parses it). A sandboxed
-/// (Flatpak) caller is its app id, whatever it claims; an unsandboxed one may name itself (a browser's native host
-/// names the browser), else its systemd app unit names it, else its executable. A caller that left, or a `/proc`
-/// that cannot be read, is `""`.
+/// The bus gives the caller's process id (`CallerProcesses`); `/proc` tells the rest (`CallerApplication` parses it).
+/// A sandboxed (Flatpak) caller is its app id, whatever it claims; an unsandboxed one may name itself (a browser's
+/// native host names the browser), else its systemd app unit names it, else its executable. A caller that left, or a
+/// `/proc` that cannot be read, is `""`.
 enum CallerIdentity {
-    static func application(of sender: String, claimed: String?, bus: DBusConnection) async -> String {
-        guard !sender.isEmpty, let pid = try? await bus.connectionUnixProcessID(sender), pid > 0 else {
+    static func application(of sender: String, claimed: String?, callers: any CallerProcesses) async -> String {
+        guard !sender.isEmpty, let pid = try? await callers.processID(of: sender), pid > 0 else {
             return claimed ?? ""
         }
         let process = "/proc/\(pid)"

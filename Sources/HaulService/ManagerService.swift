@@ -5,8 +5,8 @@ import HaulTransfer
 
 /// `org.haul.Haul1.Manager`: validates transfer requests and hands them to the task service.
 enum ManagerService {
-    /// `callers` is hauld's connection, which asks the bus who called (for `Application`).
-    static func exportedInterface(tasks: TaskService, callers: DBusConnection) async -> DBusExportedInterface {
+    /// `callers` says which process called (for `Application`): hauld's connection, which asks the bus.
+    static func exportedInterface(tasks: TaskService, callers: any CallerProcesses) async -> DBusExportedInterface {
         DBusExportedInterface(
             HaulInterfaces.manager,
             methods: ManagerMethod.handlers([
@@ -64,7 +64,7 @@ enum ManagerService {
     }
 
     private static func download(
-        _ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService, callers: DBusConnection
+        _ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService, callers: any CallerProcesses
     ) async throws -> [DBusValue]
     {
         let arguments = call.arguments
@@ -76,13 +76,13 @@ enum ManagerService {
         }
         var decoded = try TransferOptionsDecoder.download(options)
         decoded.application = await CallerIdentity.application(
-            of: call.sender, claimed: decoded.claimedApplication, bus: callers
+            of: call.sender, claimed: decoded.claimedApplication, callers: callers
         )
         return [.objectPath(try await tasks.download(url: url, destination: destination, options: decoded))]
     }
 
     private static func upload(
-        _ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService, callers: DBusConnection
+        _ call: DBusMethodCall, options: [String: DBusValue], tasks: TaskService, callers: any CallerProcesses
     ) async throws -> [DBusValue]
     {
         let arguments = call.arguments
@@ -91,7 +91,7 @@ enum ManagerService {
         }
         var decoded = try TransferOptionsDecoder.upload(options)
         decoded.application = await CallerIdentity.application(
-            of: call.sender, claimed: nil, bus: callers
+            of: call.sender, claimed: nil, callers: callers
         )
         return [.objectPath(try await tasks.upload(url: url, source: path, options: decoded))]
     }

@@ -8,9 +8,11 @@ import Synchronization
 import Testing
 @testable import HaulService
 
-/// The task service and the activity indicator run in-process, as hauld wires them, on a private bus: on clocks the
-/// test advances, with attempts it ends by hand, and with a real task store in a folder of its own. A client
-/// connection hears what they emit.
+/// The task service and the activity indicator run in-process, as hauld wires them, without a bus: their objects on
+/// a `RecordingServiceBus`, which a test calls as a client calls them over the bus and which hands out what they
+/// emit; on clocks the test advances, with attempts it ends by hand, and with a real task store in a folder of its
+/// own. That hauld exports the same objects on a real bus is the end-to-end tests' to prove (`TransferTests`,
+/// `QueueBusTests`, `IndicatorBusTests`, …).
 final class TaskServiceHarness: Sendable {
     let tasks: TaskService
     let indicator: ActivityIndicatorService
@@ -19,22 +21,19 @@ final class TaskServiceHarness: Sendable {
     /// The indicator's clock, apart so that its delays never mix with the tasks' timers.
     let indicatorClock: ManualClock
     let attempts: ScriptedAttempts
+    /// The services' objects, to call as a client would.
+    let bus: RecordingServiceBus
     /// Every signal the services emit, in order.
     let signals: AsyncStream<DBusMessage>
     /// Where downloads go.
     let downloads: URL
     /// hauld's state directory: the task records, manager.json, indicator.json.
     let state: URL
-    let client: DBusConnection
-    /// The services' connection, to call them over the bus.
-    let daemon: String
-    private let bus: PrivateBus
-    private let server: DBusConnection
     private let running: [Task<Void, Never>]
     private let crashed = Mutex(false)
 
-    /// Runs `body` with services on a fresh bus, keeping their files in `root` (a fresh folder when nil): another
-    /// harness on the same `root` is hauld started again.
+    /// Runs `body` with fresh services, keeping their files in `root` (a fresh folder when nil): another harness on
+    /// the same `root` is hauld started again.
     static func with(root: URL? = nil, _ body: (TaskServiceHarness) async throws -> Void) async throws {
         let folder = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("haul-\(UUID().uuidString)")
         defer { if root == nil { try? FileManager.default.removeItem(at: folder) } }
@@ -49,41 +48,34 @@ final class TaskServiceHarness: Sendable {
     }
 
     private init(root: URL) async throws {
-        bus = try await PrivateBus()
         state = root.appendingPathComponent("state")
         downloads = root.appendingPathComponent("downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-        server = try await DBusConnection.connect(address: bus.address)
-        client = try await DBusConnection.connect(address: bus.address)
-        daemon = server.uniqueName
-        let objects = try await DBusObjectServer(connection: server)
+        let bus = RecordingServiceBus(objectManager: HaulBus.rootPath)
         let logger = Logger(label: "test")
         let clock = ManualClock()
         let indicatorClock = ManualClock()
         let attempts = ScriptedAttempts(clock: clock)
         let indicator = ActivityIndicatorService(
-            objects: objects, store: IndicatorSettingsStore(url: state.appendingPathComponent("indicator.json")),
+            objects: bus, store: IndicatorSettingsStore(url: state.appendingPathComponent("indicator.json")),
             clock: indicatorClock, logger: logger
         )
         let tasks = TaskService(
-            objects: objects, indicator: indicator, attempts: attempts,
+            objects: bus, indicator: indicator, attempts: attempts,
             store: TaskStore(directory: state.appendingPathComponent("tasks")),
             settingsURL: state.appendingPathComponent("manager.json"), clock: clock, logger: logger
         )
-        await objects.addObjectManager(at: HaulBus.rootPath)
-        try await objects.export(
+        try await bus.export(
             [
-                await ManagerService.exportedInterface(tasks: tasks, callers: server),
+                await ManagerService.exportedInterface(tasks: tasks, callers: FixedCaller()),
                 await indicator.exportedInterface(),
             ],
             at: HaulBus.managerPath
         )
-        signals = try await client.messages(matching: [MatchRule(kind: .signal, sender: server.uniqueName)])
-        running = [
-            Task { await tasks.run() }, Task { await indicator.run() }, Task { await objects.run() },
-        ]
-        (self.clock, self.indicatorClock, self.attempts, self.indicator, self.tasks) =
-            (clock, indicatorClock, attempts, indicator, tasks)
+        signals = bus.signals
+        running = [Task { await tasks.run() }, Task { await indicator.run() }]
+        (self.bus, self.clock, self.indicatorClock, self.attempts, self.indicator, self.tasks) =
+            (bus, clock, indicatorClock, attempts, indicator, tasks)
         // As hauld starts: the saved tasks are exported, then continued.
         await tasks.restore()
         await tasks.continueRestored()
@@ -100,9 +92,6 @@ final class TaskServiceHarness: Sendable {
     private func stop() async {
         if !crashed.withLock({ $0 }) { await tasks.shutdown() }
         for task in running { task.cancel() }
-        await client.close()
-        await server.close()
-        bus.stop()
     }
 
     // MARK: Requests
@@ -128,11 +117,10 @@ final class TaskServiceHarness: Sendable {
 
     func file(_ name: String) -> String { downloads.appendingPathComponent(name).path }
 
-    /// Writes an indicator setting over the bus, as a client does.
+    /// Writes an indicator setting, as a client does.
     func setIndicator(_ name: String, _ value: DBusValue) async throws {
-        try await client.setProperty(
-            destination: daemon, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface, name: name,
-            value: value
+        try await bus.setProperty(
+            path: HaulBus.managerPath, interface: HaulBus.indicatorInterface, name: name, value: value
         )
     }
 
@@ -173,6 +161,11 @@ final class TaskServiceHarness: Sendable {
         }
         return seen
     }
+}
+
+/// The process behind every caller: the test's own, as if it called over the bus (the bus daemon would name it).
+struct FixedCaller: CallerProcesses {
+    func processID(of sender: String) -> UInt32 { UInt32(getpid()) }
 }
 
 extension DBusMessage {

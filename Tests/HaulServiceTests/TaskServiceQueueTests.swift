@@ -14,9 +14,7 @@ import Testing
         -> DBusValue
     {
         await harness.tasks.settled()
-        return try await harness.client.property(
-            destination: harness.daemon, path: path, interface: HaulBus.taskInterface, name: property.name
-        )
+        return try harness.bus.property(path: path, interface: HaulBus.taskInterface, name: property.name)
     }
 
     static func queueState(_ harness: TaskServiceHarness, _ path: ObjectPath) async throws -> [DBusValue] {
@@ -25,8 +23,8 @@ import Testing
 
     static func waitForActivityCount(_ harness: TaskServiceHarness, _ count: UInt32) async throws {
         try await waitUntil("ActivityCount \(count)") {
-            try await harness.client.property(
-                destination: harness.daemon, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
+            try harness.bus.property(
+                path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
                 name: IndicatorProperty.activityCount.name
             ) == .uint32(count)
         }
@@ -36,8 +34,8 @@ import Testing
     static let waitingForSlot: [DBusValue] = [.state(.queued), .string(WaitingForName.slot.rawValue)]
 
     static func setMaxRunningTasks(_ harness: TaskServiceHarness, _ limit: UInt32) async throws {
-        try await harness.client.setProperty(
-            destination: harness.daemon, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+        try await harness.bus.setProperty(
+            path: HaulBus.managerPath, interface: HaulBus.managerInterface,
             name: ManagerProperty.maxRunningTasks.name, value: .uint32(limit)
         )
     }
@@ -145,8 +143,8 @@ import Testing
         }
         #expect(try String(contentsOf: settings, encoding: .utf8).contains("\"maxRunningTasks\" : 3"))
         try await TaskServiceHarness.with(root: root) { harness throws in
-            let value = try await harness.client.property(
-                destination: harness.daemon, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+            let value = try harness.bus.property(
+                path: HaulBus.managerPath, interface: HaulBus.managerInterface,
                 name: ManagerProperty.maxRunningTasks.name
             )
             #expect(value == .uint32(3))
@@ -206,8 +204,8 @@ import Testing
             let (path, _) = try await harness.download("remote", host: "192.0.2.1")
             let attempt = await harness.attempts.next()
             #expect(try await Self.queueState(harness, path) == Self.running)
-            try await harness.client.setProperty(
-                destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+            try await harness.bus.setProperty(
+                path: path, interface: HaulBus.taskInterface,
                 name: TaskProperty.allowMetered.name, value: .boolean(false)
             )
             let unmetered: [DBusValue] = [.state(.queued), .string(WaitingForName.unmetered.rawValue)]
@@ -216,16 +214,16 @@ import Testing
             }
             #expect(attempt.wasStopped)
             #expect(try await Self.property(harness, path, .allowMetered) == .boolean(false))
-            try await harness.client.setProperty(
-                destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+            try await harness.bus.setProperty(
+                path: path, interface: HaulBus.taskInterface,
                 name: TaskProperty.allowMetered.name, value: .boolean(true)
             )
             let again = await harness.attempts.next()
             #expect(try await Self.queueState(harness, path) == Self.running)
             again.finish(.downloaded(size: 0))
             await #expect(throws: DBusError.self) {
-                try await harness.client.setProperty(
-                    destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+                try await harness.bus.setProperty(
+                    path: path, interface: HaulBus.taskInterface,
                     name: TaskProperty.allowMetered.name, value: .string("yes")
                 )
             }
@@ -241,8 +239,8 @@ import Testing
             _ = try await harness.download("first")
             _ = await harness.attempts.next()
             let (backPath, back) = try await harness.download("back")
-            try await harness.client.setProperty(
-                destination: harness.daemon, path: backPath, interface: HaulBus.taskInterface,
+            try await harness.bus.setProperty(
+                path: backPath, interface: HaulBus.taskInterface,
                 name: TaskProperty.priority.name, value: .string("background")
             )
             let (_, moved) = try await harness.download("moved")
@@ -270,8 +268,8 @@ import Testing
         try await TaskServiceHarness.with { harness throws in
             let (path, _) = try await harness.suspendedDownload("task")
             await #expect(throws: DBusError.self) {
-                try await harness.client.setProperty(
-                    destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
+                try await harness.bus.setProperty(
+                    path: path, interface: HaulBus.taskInterface,
                     name: TaskProperty.priority.name, value: .string("urgent")
                 )
             }

@@ -111,9 +111,9 @@ import Testing
         }
     }
 
-    /// `Task.Retry` over the bus: a task that failed runs again, with a fresh retry budget and `TaskDidResume`; one
-    /// that succeeded answers `TaskCompleted`.
-    @Test func retryRunsAFailedTaskAgainOverTheBus() async throws {
+    /// `Task.Retry`, called as a client calls it: a task that failed runs again, with a fresh retry budget and
+    /// `TaskDidResume`; one that succeeded answers `TaskCompleted`.
+    @Test func retryRunsAFailedTaskAgain() async throws {
         try await TaskServiceHarness.with { harness throws in
             var options = DownloadOptions()
             options.maxRetries = 0
@@ -121,9 +121,8 @@ import Testing
             await harness.attempts.next().finish(.failed(.http(status: 503)))
             _ = await harness.signals(about: path, until: ManagerSignal.taskDidComplete.rawValue)
             let retry = { () async throws -> [DBusValue] in
-                try await harness.client.call(
-                    destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
-                    member: TaskMethod.retry.rawValue
+                try await harness.bus.call(
+                    path: path, interface: HaulBus.taskInterface, member: TaskMethod.retry.rawValue
                 )
             }
             _ = try await retry()

@@ -9,9 +9,8 @@ import Testing
 /// transfers or once it has completed.
 @Suite(.timeLimit(.minutes(1))) struct TaskServiceSetURLTests {
     static func setURL(_ harness: TaskServiceHarness, _ path: ObjectPath, _ url: String) async throws {
-        _ = try await harness.client.call(
-            destination: harness.daemon, path: path, interface: HaulBus.taskInterface,
-            member: TaskMethod.setURL.rawValue, [.string(url)]
+        _ = try await harness.bus.call(
+            path: path, interface: HaulBus.taskInterface, member: TaskMethod.setURL.rawValue, [.string(url)]
         )
     }
 
@@ -36,8 +35,8 @@ import Testing
             #expect(refused == HaulErrorName.taskNotSuspended.fullName)
             try await harness.tasks.run(.suspend, on: id)
             try await Self.setURL(harness, path, "http://127.0.0.1:1/renewed?token=2")
-            let url = try await harness.client.property(
-                destination: harness.daemon, path: path, interface: HaulBus.taskInterface, name: TaskProperty.url.name
+            let url = try harness.bus.property(
+                path: path, interface: HaulBus.taskInterface, name: TaskProperty.url.name
             )
             #expect(url == .string("http://127.0.0.1:1/renewed?token=2"))
             let invalid = await Self.errorName { try await Self.setURL(harness, path, "gopher://127.0.0.1/") }
@@ -56,8 +55,8 @@ import Testing
 
     @Test func aQueuedTaskTakesANewURL() async throws {
         try await TaskServiceHarness.with { harness throws in
-            try await harness.client.setProperty(
-                destination: harness.daemon, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
+            try await harness.bus.setProperty(
+                path: HaulBus.managerPath, interface: HaulBus.managerInterface,
                 name: ManagerProperty.maxRunningTasks.name, value: .uint32(1)
             )
             _ = try await harness.download("running.bin")

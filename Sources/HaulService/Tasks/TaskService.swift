@@ -19,7 +19,7 @@ package import ServiceKit
 /// `PropertiesChanged` and its `TaskDidComplete` once dropped the signal). A method answers once what it caused
 /// is on the bus.
 actor TaskService {
-    let objects: any TaskBus
+    let objects: any ServiceBus
     private let indicator: ActivityIndicatorService
     let attempts: any AttemptRunner
     private let store: TaskStore
@@ -56,7 +56,7 @@ actor TaskService {
     /// `attempts` runs the transfers (`TransferAttempts` in hauld) under `rates`; `clock` is hauld's `EventLoopClock`
     /// unless a test moves time by hand.
     init(
-        objects: any TaskBus, indicator: ActivityIndicatorService, attempts: any AttemptRunner,
+        objects: any ServiceBus, indicator: ActivityIndicatorService, attempts: any AttemptRunner,
         rates: RateGate = RateGate(), store: TaskStore, records: TaskRecordWriter? = nil, settingsURL: URL,
         clock: any ServiceClock = EventLoopClock(), logger: Logger
     ) {

@@ -1,0 +1,13 @@
+package import DBusKit
+
+/// What hauld's services (`TaskService`, `ActivityIndicatorService`) need of the bus: their objects exported, and
+/// their changes and signals sent, in the order asked. `DBusObjectServer` in hauld; their in-process tests give a
+/// recording fake that calls the exported handlers directly, as the desktop bridge's tests do with `DesktopBus`.
+package protocol ServiceBus: Sendable {
+    func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath) async throws
+    func unexport(_ path: ObjectPath) async throws
+    func updateProperties(_ changes: [String: DBusValue], interface: String, at path: ObjectPath) async throws
+    func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws
+}
+
+extension DBusObjectServer: ServiceBus {}
