@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "HaulTestSupport"]),
         // `haul` run as a user would, against hauld on a private bus.
         .testTarget(name: "HaulCLITests", dependencies: ["DBusKit", "HaulContract", "HaulTestSupport"]),
-        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore", "HaulTestSupport"]),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
         // Against the real desktops and browsers (Plasma, GNOME Shell, Chromium, Firefox): `make test` runs these
         // after every other suite, one at a time.

@@ -32,7 +32,7 @@ package struct HostileBarrage: Sendable {
 
     /// Calls whose tasks (if any) write inside `folder`, which must exist; `uploadFile` is a small file in it.
     package init(folder: String, uploadFile: String) {
-        var random = SplitMix(seed: 7)
+        var fuzzer = ValueFuzzer(random: SplitMix64(seed: 7), strings: Self.odd + Self.large)
         let manager = HaulBus.managerPath
         let task = HaulBus.taskPath(1)
         let suspended = DBusValue.vardict(DownloadOption.values([.startSuspended: .boolean(true)]))
@@ -55,11 +55,11 @@ package struct HostileBarrage: Sendable {
         var wrong: [DBusMessage] = []
         for _ in 0..<70 {
             for (path, interface, method) in methods {
-                let values = (0..<Int.random(in: 0...3, using: &random)).map { _ in random.value() }
+                let values = (0..<Int.random(in: 0...3, using: &fuzzer.random)).map { _ in fuzzer.value() }
                 wrong.append(call(path, interface, method.name, values))
             }
             for (member, _) in reads {
-                let values = (0..<Int.random(in: 0...3, using: &random)).map { _ in random.value() }
+                let values = (0..<Int.random(in: 0...3, using: &fuzzer.random)).map { _ in fuzzer.value() }
                 wrong.append(call(manager, "org.freedesktop.DBus.Properties", member, values))
             }
         }
@@ -72,7 +72,7 @@ package struct HostileBarrage: Sendable {
         }
         for _ in 0..<8 {
             for (path, interface, method) in methods where !method.inputs.isEmpty {
-                let base = method.inputs.map { random.value(of: $0.type) }
+                let base = method.inputs.map { fuzzer.value(of: $0.type) }
                 for position in base.indices {
                     for string in Self.large where method.inputs[position].type == .string {
                         var body = base
@@ -80,15 +80,15 @@ package struct HostileBarrage: Sendable {
                         huge.append(call(path, interface, method.name, body))
                     }
                 }
-                huge.append(call(path, interface, method.name, Array(base.dropLast()) + [random.deepVariant()]))
-                huge.append(call(path, interface, method.name, [random.deepArray(), random.deepStructure()]))
+                huge.append(call(path, interface, method.name, Array(base.dropLast()) + [fuzzer.deepVariant()]))
+                huge.append(call(path, interface, method.name, [fuzzer.deepArray(), fuzzer.deepStructure()]))
             }
             let longName = String(repeating: "i", count: 100_000)
             huge.append(call(manager, "org.freedesktop.DBus.Properties", "Get", [.string(longName), .string("x")]))
             huge.append(
                 call(manager, "org.freedesktop.DBus.Properties", "Set", [
                     .string(HaulBus.managerInterface), .string(ManagerProperty.maxRunningTasks.rawValue),
-                    .variant(random.deepVariant(62)),
+                    .variant(fuzzer.deepVariant(62)),
                 ]))
             huge.append(
                 managerCall(.downloadWithOptions, [
@@ -142,7 +142,7 @@ package struct HostileBarrage: Sendable {
         ]
         for index in 0..<400 {
             var map: [String: DBusValue] = [DownloadOption.startSuspended.rawValue: .boolean(true)]
-            for _ in 0..<Int.random(in: 0...4, using: &random) { map[random.pick(keys)] = random.value() }
+            for _ in 0..<Int.random(in: 0...4, using: &fuzzer.random) { map[fuzzer.pick(keys)] = fuzzer.value() }
             if index.isMultiple(of: 10) {
                 map[DownloadOption.headers.rawValue] = .stringDictionary(headerMaps[index / 10 % headerMaps.count])
             }
@@ -217,85 +217,5 @@ package struct HostileBarrage: Sendable {
 
     private func forgetEveryTask(on connection: DBusConnection) async throws {
         try await Self.forgetEveryTask(on: connection)
-    }
-}
-
-/// SplitMix64, and random D-Bus values of any type, edge values first.
-private struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &self)] }
-
-    mutating func type(depth: Int = 3) -> DBusType {
-        let basic: [DBusType] = [.byte, .boolean, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath]
-        guard depth > 0, Int.random(in: 0..<100, using: &self) < 40 else { return pick(basic) }
-        switch Int.random(in: 0..<4, using: &self) {
-        case 0: return .array(type(depth: depth - 1))
-        case 1: return .dictionary(key: pick(basic), value: type(depth: depth - 1))
-        case 2: return .structure((0..<Int.random(in: 1...3, using: &self)).map { _ in type(depth: depth - 1) })
-        default: return .variant
-        }
-    }
-
-    mutating func value(depth: Int = 3) -> DBusValue { value(of: type(depth: depth), depth: depth) }
-
-    mutating func value(of type: DBusType, depth: Int = 3) -> DBusValue {
-        switch type {
-        case .byte: return .byte(pick([0, 255]))
-        case .boolean: return .boolean(Bool.random(using: &self))
-        case .int16: return .int16(pick([.min, 0, .max]))
-        case .uint16: return .uint16(pick([0, .max]))
-        case .int32: return .int32(pick([.min, -1, 0, .max]))
-        case .uint32: return .uint32(pick([0, 1, .max]))
-        case .int64: return .int64(pick([.min, -1, 0, .max]))
-        case .uint64: return .uint64(pick([0, .max]))
-        case .double: return .double(pick([.nan, .infinity, -.infinity, -0.0, 1e308, -1]))
-        case .string: return .string(pick(HostileBarrage.odd + HostileBarrage.large))
-        case .objectPath: return .objectPath(pick(["/", HaulBus.taskPath(0), HaulBus.taskPath(.max)]))
-        case .signature: return .signature(DBusSignature([]))
-        case .unixFD: return .uint32(0)
-        case .variant: return .variant(depth > 0 ? value(depth: depth - 1) : .string(pick(HostileBarrage.odd)))
-        case .array(let element):
-            let count = depth > 0 ? Int.random(in: 0...3, using: &self) : 0
-            return .array(element, (0..<count).map { _ in value(of: element, depth: depth - 1) })
-        case .dictionary(let key, let valueType):
-            let count = depth > 0 ? Int.random(in: 0...3, using: &self) : 0
-            return .dictionary(
-                key: key, value: valueType,
-                (0..<count).map { _ in DBusDictEntry(value(of: key, depth: 0), value(of: valueType, depth: depth - 1)) }
-            )
-        case .structure(let fields): return .structure(fields.map { value(of: $0, depth: depth - 1) })
-        }
-    }
-
-    /// Variants inside variants, `depth` deep: 64 is the deepest the bus lets through.
-    mutating func deepVariant(_ depth: Int = 64) -> DBusValue {
-        (0..<depth).reduce(value(depth: 0)) { inner, _ in .variant(inner) }
-    }
-
-    /// Arrays of arrays as deep as a signature allows (32), inside a variant.
-    mutating func deepArray() -> DBusValue {
-        var type = DBusType.byte
-        var value = DBusValue.array(.byte, [.byte(1)])
-        for _ in 1..<32 {
-            type = .array(type)
-            value = .array(type, [value])
-        }
-        return .variant(value)
-    }
-
-    /// Structures inside structures, 32 deep.
-    mutating func deepStructure() -> DBusValue {
-        (0..<32).reduce(DBusValue.string("core")) { inner, _ in .structure([inner]) }
     }
 }

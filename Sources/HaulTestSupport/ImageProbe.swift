@@ -70,8 +70,9 @@ package enum ImageProbe {
     }
 
     /// The text tesseract reads in `area` (the whole image when nil), enlarged first: panel text is small.
-    package static func text(in image: String, area: Rectangle? = nil) async throws -> String {
-        let enlarged = try await enlarged(image, area: area)
+    /// `lightText`: the text is light on a dark ground (GNOME's banners), which tesseract may not read as it is.
+    package static func text(in image: String, area: Rectangle? = nil, lightText: Bool = false) async throws -> String {
+        let enlarged = try await enlarged(image, area: area, lightText: lightText)
         let result = try await Command.run("tesseract", [enlarged, "stdout"])
         guard result.status == 0 else { throw TestSupportError("tesseract \(image): \(result.stderr)") }
         return result.stdout
@@ -81,9 +82,9 @@ package enum ImageProbe {
     /// ends) in `area`: the middle of the phrase, in the image's coordinates, for a click; nil when it reads no such
     /// words.
     package static func locate(
-        _ phrase: String, in image: String, area: Rectangle? = nil
+        _ phrase: String, in image: String, area: Rectangle? = nil, lightText: Bool = false
     ) async throws -> (x: Int, y: Int)? {
-        let enlarged = try await enlarged(image, area: area)
+        let enlarged = try await enlarged(image, area: area, lightText: lightText)
         let result = try await Command.run("tesseract", [enlarged, "stdout", "tsv"])
         guard result.status == 0 else { throw TestSupportError("tesseract \(image): \(result.stderr)") }
         let words = result.stdout.split(separator: "\n").compactMap(ReadWord.init)
@@ -106,12 +107,15 @@ package enum ImageProbe {
     /// How much larger tesseract is given an image: panel text is small.
     private static let enlargement = 3
 
-    /// `area` of `image` in grey and ``enlargement`` times as large, beside the image.
-    private static func enlarged(_ image: String, area: Rectangle?) async throws -> String {
+    /// `area` of `image` in grey and ``enlargement`` times as large, beside the image; light text made black on white
+    /// (what is lighter than mid-grey becomes the text).
+    private static func enlarged(_ image: String, area: Rectangle?, lightText: Bool) async throws -> String {
         let enlarged = image + ".ocr.png"
         var arguments = [image]
         if let area { arguments += ["-crop", area.description, "+repage"] }
-        arguments += ["-alpha", "off", "-colorspace", "Gray", "-resize", "\(enlargement * 100)%", enlarged]
+        arguments += ["-alpha", "off", "-colorspace", "Gray", "-resize", "\(enlargement * 100)%"]
+        if lightText { arguments += ["-threshold", "50%", "-negate"] }
+        arguments.append(enlarged)
         let prepared = try await Command.run(convert, arguments)
         guard prepared.status == 0 else { throw TestSupportError("convert \(image): \(prepared.stderr)") }
         return enlarged

@@ -1,4 +1,5 @@
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// An owner as the daemon will be: it keeps one scheduled timer per kind, fires due timers at their deadlines in
@@ -79,7 +80,7 @@ struct SimulatedOwner {
 struct ActivityIndicatorPropertyTests {
     @Test(arguments: 1...24 as ClosedRange<UInt64>)
     func randomEventSequencesKeepEveryInvariant(seed: UInt64) {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var owner = SimulatedOwner()
         for step in 0..<3000 {
             owner.context = "seed \(seed) step \(step)"
@@ -122,7 +123,7 @@ struct ActivityIndicatorPropertyTests {
     /// after activity started, and each visible period lasts at least the completion delay: the anti-flicker promise.
     @Test(arguments: 100...111 as ClosedRange<UInt64>)
     func visibilityNeverFlickers(seed: UInt64) {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var owner = SimulatedOwner()
         for step in 0..<3000 {
             owner.context = "seed \(seed) step \(step)"

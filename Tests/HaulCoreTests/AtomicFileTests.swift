@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -37,7 +38,7 @@ struct AtomicFileTests {
     @Test func writesLargeData() throws {
         try withTemporaryDirectory { directory in
             let file = directory.appending(path: "big")
-            var random = SeededGenerator(seed: 42)
+            var random = SplitMix64(seed: 42)
             let data = Data((0..<3_000_000).map { _ in UInt8.random(in: .min ... .max, using: &random) })
             try AtomicFile.write(data, to: file)
             #expect(try Data(contentsOf: file) == data)

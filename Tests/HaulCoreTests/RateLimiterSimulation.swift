@@ -1,4 +1,5 @@
 import HaulCore
+import HaulTestSupport
 import Testing
 
 typealias Limiter = RateLimiter<TestInstant>
@@ -51,7 +52,7 @@ struct RateSimulation {
     /// How often readers asked the limiter.
     var asks = 0
     private var turns = 0
-    var random = SeededGenerator(seed: 42)
+    var random = SplitMix64(seed: 42)
     /// Changes applied at given instants (seconds), in order.
     var changes: [(at: Double, change: (inout Limiter, TestInstant) -> Void)] = []
     var largestGrant = 0

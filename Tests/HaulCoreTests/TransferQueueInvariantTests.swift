@@ -1,4 +1,5 @@
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// Long random sequences of events, driven as a well-behaved owner would (an attempt reports once, after a stop or
@@ -10,7 +11,7 @@ import Testing
 struct TransferQueueInvariantTests {
     @Test(arguments: 1...16)
     func randomSequencesKeepTheInvariants(seed: UInt64) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var owner = QueueOwner(maxRunningTasks: UInt32.random(in: 0...3, using: &generator))
         for _ in 0..<600 {
             owner.step(using: &generator)
@@ -35,7 +36,7 @@ private struct QueueOwner {
 
     var ids: [UInt32] { Array(1..<nextID) }
 
-    mutating func step(using generator: inout SeededGenerator) {
+    mutating func step(using generator: inout SplitMix64) {
         now += Int.random(in: 0...400, using: &generator)
         let at = ms(now)
         let before = Dictionary(uniqueKeysWithValues: ids.compactMap { id in

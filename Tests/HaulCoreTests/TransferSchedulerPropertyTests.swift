@@ -1,4 +1,5 @@
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// Long random sequences of events, driven as the daemon will drive the scheduler (attempts report once, stops are
@@ -9,7 +10,7 @@ import Testing
 struct TransferSchedulerPropertyTests {
     @Test(arguments: 1...16 as ClosedRange<UInt64>)
     func randomEventSequencesFollowTheRules(seed: UInt64) {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var owner = SchedulerOwner()
         for step in 0..<2000 {
             owner.context = "seed \(seed) step \(step)"
@@ -37,7 +38,7 @@ private struct SchedulerOwner {
 
     var known: [UInt32] { scheduler.queueOrder }
 
-    mutating func step(using random: inout SeededGenerator) {
+    mutating func step(using random: inout SplitMix64) {
         let at = ms(now)
         let roll = Int.random(in: 0..<100, using: &random)
         let anyTask = known.randomElement(using: &random)

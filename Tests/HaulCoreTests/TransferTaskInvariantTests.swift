@@ -1,4 +1,5 @@
 import HaulCore
+import HaulTestSupport
 import Testing
 
 /// Long random sequences of events, driven as a well-behaved owner would (the engine reports only for a transfer in
@@ -9,7 +10,7 @@ import Testing
 struct TransferTaskInvariantTests {
     @Test(arguments: 1...20)
     func randomSequencesKeepTheInvariants(seed: UInt64) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var owner = OwnerModel(machine: OwnerModel.randomMachine(using: &generator))
         for _ in 0..<400 {
             owner.step(using: &generator)
@@ -29,7 +30,7 @@ private struct OwnerModel {
     /// The back-off the machine asked for, until the owner reports it over (or the task leaves running).
     var waiting: TestInstant?
 
-    static func randomMachine(using generator: inout SeededGenerator) -> TaskMachine {
+    static func randomMachine(using generator: inout SplitMix64) -> TaskMachine {
         let maxRetries = UInt32.random(in: 0...3, using: &generator)
         switch Int.random(in: 0...4, using: &generator) {
         case 0: return TaskMachine(restoring: .running, outcome: nil, maxRetries: maxRetries)
@@ -39,7 +40,7 @@ private struct OwnerModel {
         }
     }
 
-    mutating func step(using generator: inout SeededGenerator) {
+    mutating func step(using generator: inout SplitMix64) {
         now += Int.random(in: 0...700, using: &generator)
         let before = Before(machine)
         let at = ms(now)

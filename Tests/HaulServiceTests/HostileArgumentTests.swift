@@ -64,7 +64,7 @@ import Testing
             ] {
                 #expect(exported.contains(expected), "introspection did not find \(expected)")
             }
-            var fuzzer = ValueFuzzer(random: FuzzGenerator(seed: 11))
+            var fuzzer = ValueFuzzer(random: SplitMix64(seed: 11), strings: HostileValues.strings)
             var calls: [DBusMessage] = []
             for (path, interface, method) in methods {
                 var variants: [[DBusValue]] = (0..<6).map { _ in method.inputs.map { fuzzer.argument($0, values) } }
@@ -184,7 +184,7 @@ import Testing
     @Test func hostileOptionsGetNamedErrors() async throws {
         try await Self.with { caller, values in
             let url = DBusValue.string("http://127.0.0.1:1/")
-            var fuzzer = ValueFuzzer(random: FuzzGenerator(seed: 23))
+            var fuzzer = ValueFuzzer(random: SplitMix64(seed: 23), strings: HostileValues.strings)
             var calls: [DBusMessage] = []
             for (index, options) in HostileValues.optionMaps.enumerated() {
                 let destination = DBusValue.string(values.folder + "/o\(index)")
@@ -312,7 +312,7 @@ import Testing
         try await Self.with { caller, values in
             _ = try await Self.suspendedTask(caller, values, name: "p")
             let objects = try await Self.introspect(caller.daemon.client)
-            var fuzzer = ValueFuzzer(random: FuzzGenerator(seed: 37))
+            var fuzzer = ValueFuzzer(random: SplitMix64(seed: 37), strings: HostileValues.strings)
             let properties = "org.freedesktop.DBus.Properties"
             let doubles: [Double] = [
                 .nan, -.nan, .infinity, -.infinity, -1, -Double.leastNonzeroMagnitude, 60.000_000_1, 1e308,
@@ -406,7 +406,7 @@ import Testing
                 replies.allSatisfy { $0.errorName == "org.freedesktop.DBus.Error.UnknownObject" },
                 "\(replies.map(\.errorName))")
 
-            var fuzzer = ValueFuzzer(random: FuzzGenerator(seed: 41))
+            var fuzzer = ValueFuzzer(random: SplitMix64(seed: 41), strings: HostileValues.strings)
             for round in 0..<6 {
                 var tasks: [ObjectPath] = []
                 for index in 0..<8 {

@@ -121,9 +121,16 @@ final class GnomeShell: Sendable {
         }
     }
 
-    /// The environment hauld gets: the same throwaway home.
+    /// The environment hauld gets, as the session's bus or systemd gives it: the same throwaway home and desktop, and
+    /// the shell's Wayland display (where `xdg-open` opens what a notification's button asks for).
     var hauldEnvironment: [String: String] {
-        ["HOME": directory.appendingPathComponent("home").path]
+        let home = directory.appendingPathComponent("home")
+        return [
+            "HOME": home.path, "XDG_CONFIG_HOME": home.appendingPathComponent(".config").path,
+            "XDG_DATA_HOME": home.appendingPathComponent(".local/share").path,
+            "XDG_RUNTIME_DIR": directory.appendingPathComponent("runtime").path, "XDG_CURRENT_DESKTOP": "GNOME",
+            "WAYLAND_DISPLAY": "wayland-0",
+        ]
     }
 
     /// A file in the throwaway home.
@@ -208,9 +215,40 @@ final class GnomeShell: Sendable {
         )
     }
 
-    /// Moves the pointer a little, through mutter's remote desktop API (a session of the test's connection): GNOME
-    /// keeps a banner up until the user is active, then for four seconds.
+    /// Moves the pointer a little: GNOME keeps a banner up until the user is active, then for four seconds.
     func nudgePointer() async throws {
+        try await remoteDesktop { pointer in
+            try await pointer("NotifyPointerMotionRelative", [.double(4), .double(4)])
+            try await pointer("NotifyPointerMotionRelative", [.double(-4), .double(-4)])
+        }
+    }
+
+    /// Moves the pointer to `x`, `y` of the screen: into the top left corner first, where the screen's edges stop it
+    /// (mutter takes absolute positions only for a screen cast), then right along the top, then down: a diagonal
+    /// from the corner would run into the barrier of the Activities hot corner.
+    func movePointer(x: Int, y: Int) async throws {
+        try await remoteDesktop { pointer in
+            try await pointer("NotifyPointerMotionRelative", [.double(-10_000), .double(-10_000)])
+            try await pointer("NotifyPointerMotionRelative", [.double(Double(x)), .double(0)])
+            try await pointer("NotifyPointerMotionRelative", [.double(0), .double(Double(y))])
+        }
+    }
+
+    /// Clicks the left button where the pointer is.
+    func click() async throws {
+        // BTN_LEFT of linux/input-event-codes.h.
+        let left = Int32(0x110)
+        try await remoteDesktop { pointer in
+            try await pointer("NotifyPointerButton", [.int32(left), .boolean(true)])
+            try await pointer("NotifyPointerButton", [.int32(left), .boolean(false)])
+        }
+    }
+
+    /// Runs `body` in a session of mutter's remote desktop API (`org.gnome.Mutter.RemoteDesktop`, on the test's
+    /// connection), giving it the session's calls by member and arguments.
+    private func remoteDesktop(
+        _ body: (_ pointer: (String, [DBusValue]) async throws -> Void) async throws -> Void
+    ) async throws {
         let service = "org.gnome.Mutter.RemoteDesktop"
         let sessionInterface = "\(service).Session"
         let reply = try await client.call(
@@ -218,10 +256,9 @@ final class GnomeShell: Sendable {
         )
         guard case .objectPath(let session)? = reply.first else { throw TestSupportError("CreateSession: \(reply)") }
         _ = try await client.call(destination: service, path: session, interface: sessionInterface, member: "Start")
-        for step in [4.0, -4.0] {
+        try await body { member, arguments in
             _ = try await client.call(
-                destination: service, path: session, interface: sessionInterface,
-                member: "NotifyPointerMotionRelative", [.double(step), .double(step)]
+                destination: service, path: session, interface: sessionInterface, member: member, arguments
             )
         }
         _ = try await client.call(destination: service, path: session, interface: sessionInterface, member: "Stop")

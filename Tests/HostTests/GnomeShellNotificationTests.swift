@@ -4,9 +4,10 @@ import HaulContract
 import HaulTestSupport
 import Testing
 
-/// hauld's notifications in the real headless gnome-shell: GNOME's notification service shows the banner.
+/// hauld's notifications in the real headless gnome-shell: GNOME's notification service shows the banner, and its
+/// buttons act.
 @Suite(.timeLimit(.minutes(5))) struct GnomeShellNotificationTests {
-    @Test func aFinishedDownloadShowsABannerNamingTheFile() async throws {
+    @Test func aFinishedDownloadShowsABannerNamingTheFileWhoseButtonsAct() async throws {
         let artefacts = try ArtefactFolder("gnome-shell-notification")
         print("GNOME Shell screenshots and log: \(artefacts.url.path)")
         let server = try await TestHTTPServer()
@@ -50,10 +51,29 @@ import Testing
             #expect(banners?.shown == "Download complete: quarterly-report.pdf")
             let screenshot = artefacts.path("banner.png")
             var seen = ""
+            let banner = ImageProbe.Rectangle(x: 320, y: 0, width: 640, height: 260)
             try await waitUntil("the banner on the screen", timeout: .seconds(20), every: .seconds(1), seen: { seen }) {
                 try await shell.screenshot(screenshot)
-                seen = try await ImageProbe.text(in: screenshot, area: .init(x: 320, y: 0, width: 640, height: 200))
+                seen = try await ImageProbe.text(in: screenshot, area: banner, lightText: true)
                 return seen.contains("quarterly-report.pdf")
+            }
+            // With the pointer on it, the banner stays and shows its buttons; "Show in folder" opens the download's
+            // folder (no file manager on this bus: through xdg-open, in the home's handler of folders).
+            try await shell.movePointer(x: banner.x + banner.width / 2, y: 70)
+            var button: (x: Int, y: Int)?
+            try await waitUntil("the banner's buttons", timeout: .seconds(20), every: .seconds(1)) {
+                try await shell.screenshot(screenshot)
+                button = try await ImageProbe.locate("Show in folder", in: screenshot, area: banner, lightText: true)
+                return button != nil
+            }
+            let click = try #require(button)
+            try await shell.movePointer(x: click.x, y: click.y)
+            try await shell.click()
+            let home = URL(fileURLWithPath: shell.homeFile("quarterly-report.pdf")).deletingLastPathComponent().path
+            try await hauld.explainingFailure {
+                try await waitUntil("the download's folder to open", timeout: .seconds(20)) {
+                    shell.openedFolder?.contains(home) == true
+                }
             }
             await client.close()
             _ = await hauld.stop()

@@ -47,4 +47,20 @@ import Testing
         #expect((130...160).contains(point.x) && (33...48).contains(point.y), "\(point)")
         #expect(try await ImageProbe.locate("Haul 43", in: image, area: area) == nil)
     }
+
+    /// Light text on a dark ground, as GNOME draws its banners: read once made dark on light.
+    @Test func itReadsLightTextOnADarkGround() async throws {
+        let path = try ArtefactFolder("image-probe-light").path("light.png")
+        let drawn = try await Command.run(
+            ImageProbe.convert,
+            [
+                "-size", "320x80", "xc:#404040", "-fill", "#f0f0f0", "-font", Self.font, "-pointsize", "16",
+                "-annotate", "+20+48", "Show in folder", path,
+            ]
+        )
+        try #require(drawn.status == 0, "\(drawn.stderr)")
+        #expect(try await ImageProbe.text(in: path, lightText: true).contains("Show in folder"))
+        let found = try await ImageProbe.locate("Show in folder", in: path, lightText: true)
+        #expect(found.map { (40...140).contains($0.x) && (30...50).contains($0.y) } == true, "\(String(describing: found))")
+    }
 }

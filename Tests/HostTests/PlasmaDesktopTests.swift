@@ -21,11 +21,7 @@ import Testing
     static let popups = ImageProbe.Rectangle(x: 880, y: 200, width: 400, height: 556)
 
     @Test func aTransferIsAJobWhoseButtonsActAndTheTrayShowsHaulBusy() async throws {
-        let artefacts = try ArtefactFolder("plasma-job")
-        print("Plasma screenshots and logs: \(artefacts.url.path)")
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
-        try await PlasmaSession.with(artefacts: artefacts) { session in
+        try await Self.inPlasma("plasma-job") { session, server, artefacts in
             let hauld = try await HauldProcess(bus: session.bus)
             let client = try await DBusConnection.connect(address: session.bus.address)
             let task = try await Self.download(
@@ -69,11 +65,7 @@ import Testing
     /// its menu (com.canonical.dbusmenu, drawn by Plasma), whose "Suspend all" and "Resume all" act on both; and
     /// jobs end as their transfers did: a failed one with its error, a finished one as finished.
     @Test func aQueuedJobSaysWhyItWaitsTheTrayMenuActsAndJobsEndAsTheirTransfers() async throws {
-        let artefacts = try ArtefactFolder("plasma-queue")
-        print("Plasma screenshots and logs: \(artefacts.url.path)")
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
-        try await PlasmaSession.with(artefacts: artefacts) { session in
+        try await Self.inPlasma("plasma-queue") { session, server, artefacts in
             let hauld = try await HauldProcess(bus: session.bus)
             let client = try await DBusConnection.connect(address: session.bus.address)
             try await client.setProperty(
@@ -144,11 +136,7 @@ import Testing
     /// and carries Haul's buttons, and "Show in folder" opens the download's folder (with no file manager on the bus,
     /// through `xdg-open`, which runs KDE's `kde-open5`, in the home's handler of folders).
     @Test func aFinishedDownloadIsANotificationWhoseButtonsAct() async throws {
-        let artefacts = try ArtefactFolder("plasma-notification")
-        print("Plasma screenshots and logs: \(artefacts.url.path)")
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
-        try await PlasmaSession.with(artefacts: artefacts) { session in
+        try await Self.inPlasma("plasma-notification") { session, server, artefacts in
             // hauld in the session's environment, as the session's bus or systemd starts it: its screen, its
             // desktop, its home.
             let hauld = try await HauldProcess(
@@ -211,6 +199,18 @@ import Testing
         }
         guard let found else { return }
         try await session.click(x: found.x, y: found.y)
+    }
+
+    /// Runs `body` in a Plasma session of its own, with a test HTTP server, keeping the screenshots and the logs in the
+    /// artefact folder `name` (printed).
+    static func inPlasma(
+        _ name: String, _ body: (PlasmaSession, TestHTTPServer, ArtefactFolder) async throws -> Void
+    ) async throws {
+        let artefacts = try ArtefactFolder(name)
+        print("Plasma screenshots and logs: \(artefacts.url.path)")
+        let server = try await TestHTTPServer()
+        defer { server.stop() }
+        try await PlasmaSession.with(artefacts: artefacts) { session in try await body(session, server, artefacts) }
     }
 
     /// Numbered screenshots of the session in the artefact folder.
