@@ -34,12 +34,16 @@ run: build
 # Every test runs on private buses it starts itself; dbus-run-session makes sure that nothing can reach
 # the user's own session bus either. The tests against real desktops and browsers (HostTests) come after the others,
 # one at a time: each starts a whole desktop or browser. Then the Debian package's test, which is no Swift test: it
-# needs the package, made from the lean release build below. The pure machines' suites (HaulCoreTests) run in a
-# process of their own first: their random-sequence and cost suites are CPU-bound and, beside the bus tests, would
-# hold every cooperative thread (two on a 2-core machine) that the bus tests' timers and replies need.
+# needs the package, made from the lean release build below. The in-process suites (the pure machines', the outbox's
+# and the desktop bridge's) run in a process of their own first: the random-sequence and cost suites are CPU-bound
+# and, beside the bus tests, would hold every cooperative thread (two on a 2-core machine) that the bus tests' timers
+# and replies need; and none of them should wait out the bus tests' start, when dozens of test servers, buses and
+# haulds start at once on two cores.
+IN_PROCESS_SUITES = HaulCoreTests|ServiceKitTests|HaulDesktopTests
+
 test: build-tests
-	dbus-run-session -- $(SWIFT) test --skip-build --filter '^HaulCoreTests\.'
-	dbus-run-session -- $(SWIFT) test --skip-build --skip '^(HaulCoreTests|HostTests)\.'
+	dbus-run-session -- $(SWIFT) test --skip-build --filter '^($(IN_PROCESS_SUITES))\.'
+	dbus-run-session -- $(SWIFT) test --skip-build --skip '^($(IN_PROCESS_SUITES)|HostTests)\.'
 	dbus-run-session -- $(SWIFT) test --skip-build --filter '^HostTests\.' --no-parallel
 	$(MAKE) test-deb
 

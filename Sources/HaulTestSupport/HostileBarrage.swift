@@ -32,7 +32,8 @@ package struct HostileBarrage: Sendable {
 
     /// Calls whose tasks (if any) write inside `folder`, which must exist; `uploadFile` is a small file in it.
     package init(folder: String, uploadFile: String) {
-        var fuzzer = ValueFuzzer(random: SplitMix64(seed: 7), strings: Self.odd + Self.large)
+        // No descriptors: the barrage holds its thousands of calls at once, and a bus limits the descriptors in flight.
+        var fuzzer = ValueFuzzer(random: SplitMix64(seed: 7), strings: Self.odd + Self.large, fileDescriptors: false)
         let manager = HaulBus.managerPath
         let task = HaulBus.taskPath(1)
         let suspended = DBusValue.vardict(DownloadOption.values([.startSuspended: .boolean(true)]))

@@ -8,10 +8,13 @@ package struct ValueFuzzer {
     package var random: SplitMix64
     /// What a string is drawn from.
     package let strings: [String]
+    /// Whether values may be unix file descriptors (each a `dup` of stderr, open until the value goes).
+    package let fileDescriptors: Bool
 
-    package init(random: SplitMix64, strings: [String]) {
+    package init(random: SplitMix64, strings: [String], fileDescriptors: Bool = true) {
         self.random = random
         self.strings = strings
+        self.fileDescriptors = fileDescriptors
     }
 
     /// The deepest nesting the bus lets through: a message with containers 65 deep is invalid, and the bus
@@ -24,11 +27,11 @@ package struct ValueFuzzer {
 
     /// A random complete type, its containers at most `depth` deep.
     package mutating func type(depth: Int = 3) -> DBusType {
-        let basic: [DBusType] = [
-            .byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath,
-            .signature,
-            .unixFD,
-        ]
+        let basic: [DBusType] =
+            [
+                .byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath,
+                .signature,
+            ] + (fileDescriptors ? [.unixFD] : [])
         guard depth > 0, chance(40) else { return pick(basic) }
         switch Int.random(in: 0..<4, using: &random) {
         case 0: return .array(type(depth: depth - 1))

@@ -140,14 +140,15 @@ import Testing
         }
     }
 
-    /// `Path` is the folder until the first response, then the file's path, announced before any byte arrives.
+    /// `Path` is the folder until the first response, then the file's path, announced before any byte arrives. The
+    /// response waits 20 s: the first read of `Path` must come before it, on a machine as loaded as the suite's start.
     @Test func thePathIsAnnouncedBeforeTheFirstByte() async throws {
         try await TransferFixture.with { f throws in
             let changes = try await f.client.messages(matching: [
                 MatchRule(kind: .signal, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             ])
             let task = try await Self.download(
-                f, Self.query("attachment; filename=late.bin", size: 200_000, extra: "&delay=5&throttle=100000"),
+                f, Self.query("attachment; filename=late.bin", size: 200_000, extra: "&delay=20&throttle=100000"),
                 into: f.folder.path
             )
             #expect(try await f.property(task, .path) == .string(f.folder.path))

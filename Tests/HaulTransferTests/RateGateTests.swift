@@ -10,10 +10,34 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct RateGateTests {
     static let mib = 1 << 20
 
-    static func folder() throws -> URL {
+    /// What every test here needs: the test server, a folder of its own, a transfer client (made with
+    /// `configuration`) and a gate; `body` sets the limits. The client is shut down and the folder removed after.
+    struct Rig: Sendable {
+        let server: TestHTTPServer
+        let folder: URL
+        let client: TransferClient
+        let gate = RateGate()
+
+        func file(_ name: String) -> URL { folder.appendingPathComponent(name) }
+    }
+
+    static func withRig(
+        _ configuration: TransferClient.Configuration = TransferClient.Configuration(),
+        _ body: (Rig) async throws -> Void
+    ) async throws {
+        let server = try await TestHTTPServer()
+        defer { server.stop() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-rate-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rig = Rig(server: server, folder: folder, client: TransferClient(configuration: configuration))
+        do {
+            try await body(rig)
+        } catch {
+            await rig.client.shutdown()
+            throw error
+        }
+        await rig.client.shutdown()
     }
 
     /// Seconds `body` took.
@@ -39,153 +63,124 @@ import Testing
     }
 
     @Test func aTaskLimitHoldsADownloadToItsRate() async throws {
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let client = TransferClient()
-        let gate = RateGate()
-        gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)
-        var size: UInt64 = 0
-        let seconds = try await Self.timed {
-            size = try await Self.download(
-                client, server.url("/gen/4m?seed=3"), to: folder.appendingPathComponent("a"),
-                rate: gate.meter(for: 1, direction: .download)
-            )
+        try await Self.withRig { rig in
+            rig.gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)
+            var size: UInt64 = 0
+            let seconds = try await Self.timed {
+                size = try await Self.download(
+                    rig.client, rig.server.url("/gen/4m?seed=3"), to: rig.file("a"),
+                    rate: rig.gate.meter(for: 1, direction: .download)
+                )
+            }
+            #expect(size == UInt64(4 * Self.mib))
+            #expect(seconds >= RateLimitTiming.least(4 * Self.mib, at: Self.mib), "4 MiB at 1 MiB/s took \(seconds) s")
+            #expect(seconds < 30)
         }
-        await client.shutdown()
-        #expect(size == UInt64(4 * Self.mib))
-        #expect(seconds >= RateLimitTiming.least(4 * Self.mib, at: Self.mib), "4 MiB at 1 MiB/s took \(seconds) s")
-        #expect(seconds < 30)
     }
 
     /// Sixteen connections of one task share its limit: more connections do not buy more rate.
     @Test func theConnectionsOfOneTaskShareItsLimit() async throws {
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let client = TransferClient()
-        let gate = RateGate()
-        gate.setLimit(UInt64(2 * Self.mib), of: 1, direction: .download)
-        let seconds = try await Self.timed {
-            _ = try await Self.download(
-                client, server.url("/gen/8m?seed=4"), to: folder.appendingPathComponent("a"),
-                rate: gate.meter(for: 1, direction: .download), connections: 16
+        try await Self.withRig { rig in
+            rig.gate.setLimit(UInt64(2 * Self.mib), of: 1, direction: .download)
+            let seconds = try await Self.timed {
+                _ = try await Self.download(
+                    rig.client, rig.server.url("/gen/8m?seed=4"), to: rig.file("a"),
+                    rate: rig.gate.meter(for: 1, direction: .download), connections: 16
+                )
+            }
+            #expect(try await TestHTTPServer.sha256(ofFile: rig.file("a"))
+                == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 4)))
+            #expect(
+                seconds >= RateLimitTiming.least(8 * Self.mib, at: 2 * Self.mib),
+                "8 MiB at 2 MiB/s over 16 connections took \(seconds) s"
             )
         }
-        await client.shutdown()
-        #expect(try await TestHTTPServer.sha256(ofFile: folder.appendingPathComponent("a"))
-            == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 4)))
-        #expect(
-            seconds >= RateLimitTiming.least(8 * Self.mib, at: 2 * Self.mib),
-            "8 MiB at 2 MiB/s over 16 connections took \(seconds) s"
-        )
     }
 
     /// Two tasks under a global limit keep to it together.
     @Test func aGlobalLimitHoldsTasksTogether() async throws {
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let client = TransferClient()
-        let gate = RateGate()
-        gate.setGlobalLimit(UInt64(2 * Self.mib), for: .download)
-        async let first = Self.timed {
-            _ = try await Self.download(
-                client, server.url("/gen/3m?seed=5"), to: folder.appendingPathComponent("a"),
-                rate: gate.meter(for: 1, direction: .download)
+        try await Self.withRig { rig in
+            rig.gate.setGlobalLimit(UInt64(2 * Self.mib), for: .download)
+            async let first = Self.timed {
+                _ = try await Self.download(
+                    rig.client, rig.server.url("/gen/3m?seed=5"), to: rig.file("a"),
+                    rate: rig.gate.meter(for: 1, direction: .download)
+                )
+            }
+            async let second = Self.timed {
+                _ = try await Self.download(
+                    rig.client, rig.server.url("/gen/3m?seed=6"), to: rig.file("b"),
+                    rate: rig.gate.meter(for: 2, direction: .download)
+                )
+            }
+            let (one, two) = try await (first, second)
+            // Together under the limit. How they shared it is `RateLimiterFairnessTests`' (in virtual time): on a
+            // loaded machine a connection whose event loop is starved asks less often and leaves its share to the
+            // other.
+            #expect(
+                max(one, two) >= RateLimitTiming.least(6 * Self.mib, at: 2 * Self.mib),
+                "6 MiB at 2 MiB/s took \(max(one, two)) s"
             )
         }
-        async let second = Self.timed {
-            _ = try await Self.download(
-                client, server.url("/gen/3m?seed=6"), to: folder.appendingPathComponent("b"),
-                rate: gate.meter(for: 2, direction: .download)
-            )
-        }
-        let (one, two) = try await (first, second)
-        await client.shutdown()
-        // Together under the limit. How they shared it is `RateLimiterFairnessTests`' (in virtual time): on a loaded
-        // machine a connection whose event loop is starved asks less often and leaves its share to the other.
-        #expect(
-            max(one, two) >= RateLimitTiming.least(6 * Self.mib, at: 2 * Self.mib),
-            "6 MiB at 2 MiB/s took \(max(one, two)) s"
-        )
     }
 
     /// A connection waiting on a limit asks again within a second: lifting the limit mid-way applies at once.
     @Test func aChangedLimitAppliesToARunningDownload() async throws {
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let client = TransferClient()
-        let gate = RateGate()
-        gate.setGlobalLimit(64 * 1024, for: .download)
-        let lifted = Task {
-            try await Task.sleep(for: .seconds(1))
-            gate.setGlobalLimit(0, for: .download)
+        try await Self.withRig { rig in
+            rig.gate.setGlobalLimit(64 * 1024, for: .download)
+            let lifted = Task { [gate = rig.gate] in
+                try await Task.sleep(for: .seconds(1))
+                gate.setGlobalLimit(0, for: .download)
+            }
+            let seconds = try await Self.timed {
+                _ = try await Self.download(
+                    rig.client, rig.server.url("/gen/8m?seed=9"), to: rig.file("a"),
+                    rate: rig.gate.meter(for: 1, direction: .download)
+                )
+            }
+            try await lifted.value
+            // At 64 KiB/s the 8 MiB would take 128 s.
+            #expect(seconds < 60, "the download took \(seconds) s after its limit was lifted at 1 s")
         }
-        let seconds = try await Self.timed {
-            _ = try await Self.download(
-                client, server.url("/gen/8m?seed=9"), to: folder.appendingPathComponent("a"),
-                rate: gate.meter(for: 1, direction: .download)
-            )
-        }
-        try await lifted.value
-        await client.shutdown()
-        // At 64 KiB/s the 8 MiB would take 128 s.
-        #expect(seconds < 60, "the download took \(seconds) s after its limit was lifted at 1 s")
     }
 
     @Test func anUploadKeepsToItsLimit() async throws {
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let source = folder.appendingPathComponent("source")
-        try await TestHTTPServer.writeGenerated(size: 3 * Self.mib, seed: 7, to: source)
-        let client = TransferClient()
-        let gate = RateGate()
-        gate.setLimit(UInt64(Self.mib), of: 1, direction: .upload)
-        var status = 0
-        let seconds = try await Self.timed {
-            status = try await client.upload(
-                url: URL(string: server.url("/upload/limited"))!, path: source.path, method: .put, headers: [:],
-                rate: gate.meter(for: 1, direction: .upload), onProgress: { _, _ in }
-            )
+        try await Self.withRig { rig in
+            let source = rig.file("source")
+            try await TestHTTPServer.writeGenerated(size: 3 * Self.mib, seed: 7, to: source)
+            rig.gate.setLimit(UInt64(Self.mib), of: 1, direction: .upload)
+            var status = 0
+            let seconds = try await Self.timed {
+                status = try await rig.client.upload(
+                    url: URL(string: rig.server.url("/upload/limited"))!, path: source.path, method: .put,
+                    headers: [:], rate: rig.gate.meter(for: 1, direction: .upload), onProgress: { _, _ in }
+                )
+            }
+            #expect(status == 201)
+            #expect(try await rig.server.stats().uploads("/upload/limited").first?.bytes == 3 * Self.mib)
+            #expect(seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib), "3 MiB at 1 MiB/s took \(seconds) s")
         }
-        await client.shutdown()
-        #expect(status == 201)
-        #expect(try await server.stats().uploads("/upload/limited").first?.bytes == 3 * Self.mib)
-        #expect(seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib), "3 MiB at 1 MiB/s took \(seconds) s")
     }
 
     /// Plain http through an HTTP proxy goes over hauld's own forward-proxy connection: the limit holds there too.
     @Test func theLimitHoldsThroughAForwardProxy() async throws {
-        let server = try await TestHTTPServer()
-        defer { server.stop() }
         let proxy = try await TestHTTPServer()
         defer { proxy.stop() }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
         var configuration = TransferClient.Configuration()
         configuration.proxies = ProxySettings(environment: ["http_proxy": "http://\(proxy.authority)"])
-        let client = TransferClient(configuration: configuration)
-        let gate = RateGate()
-        gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)
-        let seconds = try await Self.timed {
-            _ = try await Self.download(
-                client, server.url("/gen/3m?seed=8"), to: folder.appendingPathComponent("a"),
-                rate: gate.meter(for: 1, direction: .download)
+        try await Self.withRig(configuration) { rig in
+            rig.gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)
+            let seconds = try await Self.timed {
+                _ = try await Self.download(
+                    rig.client, rig.server.url("/gen/3m?seed=8"), to: rig.file("a"),
+                    rate: rig.gate.meter(for: 1, direction: .download)
+                )
+            }
+            #expect(try await proxy.stats().forwarded.count == 1, "the request went through the proxy")
+            #expect(
+                seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib),
+                "3 MiB at 1 MiB/s through a proxy took \(seconds) s"
             )
         }
-        await client.shutdown()
-        #expect(try await proxy.stats().forwarded.count == 1, "the request went through the proxy")
-        #expect(
-            seconds >= RateLimitTiming.least(3 * Self.mib, at: Self.mib),
-            "3 MiB at 1 MiB/s through a proxy took \(seconds) s"
-        )
     }
 }
