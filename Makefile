@@ -38,7 +38,7 @@ run: build
 # and the desktop bridge's) run in a process of their own first: the random-sequence and cost suites are CPU-bound
 # and, beside the bus tests, would hold every cooperative thread (two on a 2-core machine) that the bus tests' timers
 # and replies need; and none of them should wait out the bus tests' start, when dozens of test servers, buses and
-# haulds start at once on two cores.
+# haulds start at once on two cores (the bus tests' suites have three minutes each for that).
 IN_PROCESS_SUITES = HaulCoreTests|ServiceKitTests|HaulDesktopTests
 
 test: build-tests

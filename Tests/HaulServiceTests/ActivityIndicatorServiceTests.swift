@@ -7,7 +7,7 @@ import Testing
 /// The indicator service's delays in virtual time, in-process: when `VisibilityChanged` goes out, to the nanosecond.
 /// When the machine shows or hides is `ActivityIndicatorStateMachine`'s (`ActivityIndicator*Tests`); here its timers
 /// are armed, fired and cancelled by the service, and what it publishes is what a client receives.
-@Suite(.timeLimit(.minutes(1))) struct ActivityIndicatorServiceTests {
+@Suite(.timeLimit(.minutes(3))) struct ActivityIndicatorServiceTests {
     static let owner = ":1.999"
 
     /// The States and the visibility published up to the next `VisibilityChanged`.

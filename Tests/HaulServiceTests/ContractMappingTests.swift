@@ -5,7 +5,7 @@ import Testing
 
 /// The core's values onto the bus's names: every value has a name of its own, in the contract's order (for
 /// `WaitingFor`, the order of precedence the XML documents).
-@Suite(.timeLimit(.minutes(1))) struct ContractMappingTests {
+@Suite(.timeLimit(.minutes(3))) struct ContractMappingTests {
     @Test func everyCoreValueHasItsOwnName() {
         #expect(TransferTaskState.allCases.map(TaskStateName.init) == [.running, .suspended, .canceling, .completed])
         #expect(TransferKind.allCases.map(TaskKindName.init) == TaskKindName.allCases)

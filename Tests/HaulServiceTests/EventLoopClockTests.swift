@@ -1,7 +1,7 @@
 import HaulService
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct EventLoopClockTests {
+@Suite(.timeLimit(.minutes(3))) struct EventLoopClockTests {
     let clock = EventLoopClock()
 
     @Test func aSleepEndsNoEarlierThanItsDeadline() async throws {

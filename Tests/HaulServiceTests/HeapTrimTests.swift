@@ -3,7 +3,7 @@ import HaulTestSupport
 import Testing
 
 /// In virtual time: when the trim happens, to the nanosecond, and how often.
-@Suite(.timeLimit(.minutes(1))) struct HeapTrimTests {
+@Suite(.timeLimit(.minutes(3))) struct HeapTrimTests {
     let clock = ManualClock()
     let delay = Duration.seconds(60)
     /// When each trim happened.

@@ -7,7 +7,7 @@ import Testing
 /// The Manager's `DownloadWithOptions` in-process, called as a client calls it: the task it creates carries what the
 /// caller asked, and the application an unsandboxed caller (`FixedCaller`: this test's process) names; a request it
 /// cannot carry out creates nothing. Who a caller is on the real bus, sandboxed or not, is `ApplicationTests`'.
-@Suite(.timeLimit(.minutes(1))) struct ManagerServiceTests {
+@Suite(.timeLimit(.minutes(3))) struct ManagerServiceTests {
     static func downloadWithOptions(
         _ harness: TaskServiceHarness, _ url: String, _ options: [DownloadOption: DBusValue]
     ) async throws -> [DBusValue] {

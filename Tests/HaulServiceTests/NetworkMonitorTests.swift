@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// `NetworkMonitor` against a fake NetworkManager on a private bus that plays the system bus.
-@Suite(.timeLimit(.minutes(1))) struct NetworkMonitorTests {
+@Suite(.timeLimit(.minutes(3))) struct NetworkMonitorTests {
     typealias Reading = NetworkMonitor.Reading
 
     /// Runs `body` with a monitor following the fake, and what it has read so far.

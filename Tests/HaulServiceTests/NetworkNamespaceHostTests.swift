@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// The non-loopback test host: a network namespace with the test HTTP server, reached over a veth pair.
-@Suite(.timeLimit(.minutes(1))) struct NetworkNamespaceHostTests {
+@Suite(.timeLimit(.minutes(3))) struct NetworkNamespaceHostTests {
     @Test func reachableOverHTTPAndGoneAfterwards() async throws {
         let before = try NetworkNamespaceHost.machineAddresses()
         let host = try await NetworkNamespaceHost()

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// `PowerProfileMonitor` against a fake power-profiles-daemon under both its names.
-@Suite(.timeLimit(.minutes(1))) struct PowerProfileMonitorTests {
+@Suite(.timeLimit(.minutes(3))) struct PowerProfileMonitorTests {
     /// Runs `body` with a monitor following the fake, and what it has reported so far.
     func withMonitor(
         absent: Set<FakeSystemBus.Service> = [], _ body: (FakeSystemBus, Recording<Bool>) async throws -> Void

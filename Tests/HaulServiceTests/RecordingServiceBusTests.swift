@@ -7,7 +7,7 @@ import Testing
 /// `RecordingServiceBus` answers and signals as `DBusObjectServer` does on a real bus: one script of exports, changes,
 /// signals, calls and property writes, run against both, gives the same replies, the same errors and the same signals,
 /// in the same order. The in-process service tests assert on what the fake hands out; this holds it to the server.
-@Suite(.timeLimit(.minutes(1))) struct RecordingServiceBusTests {
+@Suite(.timeLimit(.minutes(3))) struct RecordingServiceBusTests {
     /// What a client does to the exported objects: over the bus, or through the fake.
     protocol Client: Sendable {
         func call(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws -> [DBusValue]

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// `SleepInhibitor` against a fake logind that hands out real file descriptors and sees them closed.
-@Suite(.timeLimit(.minutes(1))) struct SleepInhibitorTests {
+@Suite(.timeLimit(.minutes(3))) struct SleepInhibitorTests {
     typealias Inhibitor = FakeSystemBus.Inhibitor
 
     static let delay = Inhibitor(

@@ -9,7 +9,7 @@ import Testing
 /// The interleavings that awaiting between a change's effects once allowed, with the task service called directly,
 /// in-process: a change and its effects are queued with no `await` in between, and leave in that order. Each runs
 /// many times, since only some schedules hit the window.
-@Suite(.timeLimit(.minutes(1))) struct TaskServiceOrderingTests {
+@Suite(.timeLimit(.minutes(3))) struct TaskServiceOrderingTests {
     /// A Forget right behind the Cancel that completes a task: `TaskDidComplete` goes out before the object goes
     /// away (a Forget run while the Cancel awaited the bus used to drop the signal).
     @Test func aForgetRightAfterACancelNeverDropsTaskDidComplete() async throws {

@@ -10,7 +10,7 @@ import Testing
 /// What the task service saves, in-process with a real store: the record after each change, and hauld started again
 /// on the same folder, after a crash or a clean stop. `TransferTests` and `CrashLoopGuardTests` kill a real hauld;
 /// these follow the record through every step.
-@Suite(.timeLimit(.minutes(1))) struct TaskServicePersistenceTests {
+@Suite(.timeLimit(.minutes(3))) struct TaskServicePersistenceTests {
     static let resumableHead: [(String, String)] = [("ETag", "\"v1\""), ("Accept-Ranges", "bytes")]
 
     @Test func everyChangeIsSavedBeforeTheReply() async throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// Progress as the task service publishes it, in virtual time: coalesced to ten `PropertiesChanged` a second
 /// however often bytes arrive, and never behind when the task changes state.
-@Suite(.timeLimit(.minutes(1))) struct TaskServiceProgressTests {
+@Suite(.timeLimit(.minutes(3))) struct TaskServiceProgressTests {
     /// A hundred updates in a second make ten publications, each with the newest count; a count that arrived
     /// after the last tick goes out with the state change that follows it.
     @Test func progressIsCoalescedToTenUpdatesASecondAndTheLastValueIsPublished() async throws {

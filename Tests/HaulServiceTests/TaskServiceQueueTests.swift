@@ -9,7 +9,7 @@ import Testing
 
 /// The queue as the task service carries it out, in virtual time: `MaxRunningTasks` slots given in order, `State`
 /// `queued` with `WaitingFor` `slot` or `retry`, what counts in `ActivityCount`, and that waiting spends no retry.
-@Suite(.timeLimit(.minutes(1))) struct TaskServiceQueueTests {
+@Suite(.timeLimit(.minutes(3))) struct TaskServiceQueueTests {
     static func property(_ harness: TaskServiceHarness, _ path: ObjectPath, _ property: TaskProperty) async throws
         -> DBusValue
     {

@@ -9,7 +9,7 @@ import Testing
 /// Retry back-off as the task service carries it out, in virtual time: when each attempt starts after a failure,
 /// what `Retry-After` changes, and what spends a retry. The delays themselves are `RetryPolicy`'s (`RetryPolicyTests`);
 /// here they are checked as timers armed and fired by the service.
-@Suite(.timeLimit(.minutes(1))) struct TaskServiceRetryTests {
+@Suite(.timeLimit(.minutes(3))) struct TaskServiceRetryTests {
     /// Fails `attempt` with `failure`, then checks that the next one starts `delay` after the failure, not a
     /// nanosecond earlier; returns it.
     static func retried(

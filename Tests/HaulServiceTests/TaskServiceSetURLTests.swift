@@ -7,7 +7,7 @@ import Testing
 
 /// `SetURL`: a new link for a suspended or queued task, keeping what it knows of its bytes; refused while it
 /// transfers or once it has completed.
-@Suite(.timeLimit(.minutes(1))) struct TaskServiceSetURLTests {
+@Suite(.timeLimit(.minutes(3))) struct TaskServiceSetURLTests {
     static func setURL(_ harness: TaskServiceHarness, _ path: ObjectPath, _ url: String) async throws {
         _ = try await harness.bus.call(
             path: path, interface: HaulBus.taskInterface, member: TaskMethod.setURL.rawValue, [.string(url)]
