@@ -101,10 +101,10 @@ import Testing
         let state = bus.directory.appendingPathComponent("state")
         let target = bus.directory.appendingPathComponent("stop.bin").path
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
-        // The server pauses 5 s after 100,000 bytes: hauld is stopped mid-transfer however loaded the machine.
+        // The server pauses 30 s after 100,000 bytes: hauld is stopped mid-transfer however loaded the machine.
         let get = try CommandWithOutputFile.start(
             Command.built("haul"),
-            ["get", server.url("/gen/2m?seed=56&stall-after=100000&stall-seconds=5"), "-o", target],
+            ["get", server.url("/gen/2m?seed=56&stall-after=100000&stall-seconds=30"), "-o", target],
             environment: bus.environment, output: bus.directory.appendingPathComponent("get.out")
         )
         // The first progress line is printed once get is subscribed.
@@ -137,7 +137,7 @@ import Testing
         let hauld = try await HauldProcess(bus: bus)
         let get = try CommandWithOutputFile.start(
             Command.built("haul"),
-            ["get", server.url("/gen/2m?seed=57&stall-after=100000&stall-seconds=5"), "-o", bus.directory.path + "/x"],
+            ["get", server.url("/gen/2m?seed=57&stall-after=100000&stall-seconds=30"), "-o", bus.directory.path + "/x"],
             environment: bus.environment, output: output
         )
         try await get.waitForLines(1)

@@ -64,9 +64,9 @@ import Testing
             // The folder turns read-only while the download runs: the file cannot be put in place.
             let later = f.folder.appendingPathComponent("later")
             try FileManager.default.createDirectory(at: later, withIntermediateDirectories: false)
-            // The server pauses 8 s after the first 100,000 bytes, so that a loaded machine cannot finish the download
-            // before the folder is locked.
-            let task = try await f.download("/gen/400k?seed=33&stall-after=100000&stall-seconds=8", to: "later/x.bin")
+            // The server pauses 30 s after the first 100,000 bytes, so that a loaded machine (the suite's start, when
+            // this test waited 8 s for its turn) cannot finish the download before the folder is locked.
+            let task = try await f.download("/gen/400k?seed=33&stall-after=100000&stall-seconds=30", to: "later/x.bin")
             try await f.wait(task, received: 1)
             try Self.setMode(0o500, of: later)
             defer { try? Self.setMode(0o700, of: later) }
