@@ -7,12 +7,14 @@ struct HauldClient: Sendable {
     let connection: DBusConnection
     let signals: SignalLog
 
-    /// Connects and starts logging every signal from hauld's current unique name.
-    static func connect(address: String) async throws -> HauldClient {
+    /// Connects and, when `listening` (as a panel does), starts logging every signal from hauld's current unique
+    /// name; a client that only calls receives no signal.
+    static func connect(address: String, listening: Bool = true) async throws -> HauldClient {
         let connection = try await DBusConnection.connect(address: address)
+        let signals = SignalLog()
+        guard listening else { return HauldClient(connection: connection, signals: signals) }
         let owner = try await connection.nameOwner(HaulBus.name)
         let stream = try await connection.messages(matching: [MatchRule(kind: .signal, sender: owner)])
-        let signals = SignalLog()
         // Ends with the stream, when the connection closes.
         Task {
             for await message in stream { signals.record(BusSignal(message, at: .now)) }

@@ -8,3 +8,8 @@ static const unsigned int HAUL_SYNC_FILE_RANGE_WRITE = 2;
 int fallocate(int fd, int mode, int64_t offset, int64_t len);
 // <linux/falloc.h>: allocate without changing the file's size.
 static const int HAUL_FALLOC_FL_KEEP_SIZE = 1;
+// <stdio.h> declares renameat2 only under _GNU_SOURCE; <linux/fs.h>: swap the two names atomically.
+int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+static const unsigned int HAUL_RENAME_EXCHANGE = 2;
+// <unistd.h> declares syncfs only under _GNU_SOURCE.
+int syncfs(int fd);

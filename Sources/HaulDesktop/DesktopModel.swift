@@ -12,6 +12,8 @@ package struct DesktopModel: Sendable {
 
     package let features: DesktopFeatures
     package private(set) var tasks: [ObjectPath: TaskSnapshot] = [:]
+    /// What the tray menu needs of `tasks`, kept as they change.
+    private var counts = TaskStateCounts()
     private var jobViews = JobViewBook()
     private var notifications = NotificationQueue()
     private var shownNotifications = NotificationBook()
@@ -103,6 +105,8 @@ package struct DesktopModel: Sendable {
     private mutating func taskChanged(_ path: ObjectPath, _ task: TaskSnapshot?, now: Instant) -> [DesktopEffect] {
         let before = tasks[path]
         tasks[path] = task
+        if let before { counts.remove(before) }
+        if let task { counts.add(task) }
         var effects: [DesktopEffect] = []
         if let before, let task, let notification = TransferNotification(task: path, before: before, after: task),
             features.notifications == .always
@@ -121,7 +125,7 @@ package struct DesktopModel: Sendable {
     /// The menu for the tasks and limit now, and the items that changed, if any.
     private mutating func trayMenuChanged() -> [DesktopEffect] {
         guard features.statusNotifier else { return [] }
-        let menu = TrayMenu(tasks: tasks.values, downloadRateLimit: manager.downloadRateLimit)
+        let menu = TrayMenu(counts: counts, downloadRateLimit: manager.downloadRateLimit)
         let updates = menu.updates(since: trayMenu)
         trayMenu = menu
         return updates.isEmpty ? [] : [.updateTrayMenu(updates)]
@@ -142,7 +146,7 @@ package struct DesktopModel: Sendable {
     }
 
     private func currentToolTip() -> TrayToolTip {
-        TrayToolTip(tasks: tasks.values.filter(\.isUnfinished).sorted { $0.id < $1.id })
+        TrayToolTip(tasks: tasks.values.filter(\.isUnfinished))
     }
 
     private func jobViewActions(_ actions: [JobViewBook.Action]) -> [DesktopEffect] {

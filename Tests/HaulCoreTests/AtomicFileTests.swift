@@ -95,6 +95,112 @@ struct AtomicFileTests {
         }
     }
 
+    // MARK: Files that keep a spare
+
+    /// Writes `text` to `file` as a task record is written: keeping a spare.
+    private func writeKeepingSpare(_ text: String, to file: URL) throws {
+        if let error = AtomicFile.write([(Data(text.utf8), file, keepsSpare: true)])[0] { throw error }
+    }
+
+    @Test func aFileThatKeepsASpareIsRewrittenWithoutNewInodes() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appending(path: "7.json")
+            let spare = URL(filePath: AtomicFile.spare(of: file.path(percentEncoded: false)))
+            #expect(spare.lastPathComponent == ".7.json.spare")
+            try writeKeepingSpare("first", to: file)
+            try writeKeepingSpare("second", to: file)
+            let inodes = Set([try inode(of: file), try inode(of: spare)])
+            for version in 3...20 {
+                try writeKeepingSpare("version \(version)", to: file)
+                #expect(try String(contentsOf: file, encoding: .utf8) == "version \(version)")
+            }
+            #expect(Set([try inode(of: file), try inode(of: spare)]) == inodes, "the two inodes trade places")
+            #expect(try entries(of: directory) == [".7.json.spare", "7.json"])
+            #expect(try permissions(of: file) == 0o600)
+            #expect(try permissions(of: spare) == 0o600)
+        }
+    }
+
+    @Test func theSpareKeepsNoOldContents() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appending(path: "1.json")
+            try writeKeepingSpare("https://user:hunter2@example.com/", to: file)
+            try writeKeepingSpare("https://example.com/", to: file)
+            let spare = URL(filePath: AtomicFile.spare(of: file.path(percentEncoded: false)))
+            #expect(try Data(contentsOf: spare).allSatisfy { $0 == 0 }, "the password is gone once the swap is durable")
+            #expect(try String(contentsOf: file, encoding: .utf8) == "https://example.com/")
+        }
+    }
+
+    @Test func aSymbolicLinkIsReplacedNotSwappedOrFollowed() throws {
+        try withTemporaryDirectory { directory in
+            let target = directory.appending(path: "elsewhere")
+            try Data("not hauld's".utf8).write(to: target)
+            let file = directory.appending(path: "2.json")
+            try FileManager.default.createSymbolicLink(at: file, withDestinationURL: target)
+            try writeKeepingSpare("record", to: file)
+            try writeKeepingSpare("record 2", to: file)
+            #expect(try String(contentsOf: target, encoding: .utf8) == "not hauld's")
+            #expect(try String(contentsOf: file, encoding: .utf8) == "record 2")
+            var status = stat()
+            #expect(lstat(file.path(percentEncoded: false), &status) == 0 && status.st_mode & S_IFMT == S_IFREG)
+        }
+    }
+
+    @Test func whateverSitsAtTheSparesNameIsReplaced() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appending(path: "3.json")
+            try writeKeepingSpare("first", to: file)
+            let spare = AtomicFile.spare(of: file.path(percentEncoded: false))
+            // A FIFO would block a plain open for writing; a hard link would let a write reach another name.
+            #expect(mkfifo(spare, 0o600) == 0)
+            try writeKeepingSpare("second", to: file)
+            #expect(try String(contentsOf: file, encoding: .utf8) == "second")
+            unlink(spare)
+            let other = directory.appending(path: "other")
+            try Data("keep me".utf8).write(to: other)
+            #expect(link(other.path(percentEncoded: false), spare) == 0)
+            try writeKeepingSpare("third", to: file)
+            #expect(try String(contentsOf: other, encoding: .utf8) == "keep me")
+            #expect(try String(contentsOf: file, encoding: .utf8) == "third")
+            #expect(try permissions(of: URL(filePath: spare)) == 0o600)
+        }
+    }
+
+    @Test func aLargeBatchIsWrittenWhole() throws {
+        try withTemporaryDirectory { directory throws in
+            let count = AtomicFile.filesSyncedTogether * 5
+            let files = (0..<count).map { directory.appending(path: "\($0).json") }
+            for round in 0..<3 {
+                let errors = AtomicFile.write(files.enumerated().map { (Data("\($0) \(round)".utf8), $1, true) })
+                #expect(errors.allSatisfy { $0 == nil })
+            }
+            for (index, file) in files.enumerated() {
+                #expect(try String(contentsOf: file, encoding: .utf8) == "\(index) 2")
+                let spare = URL(filePath: AtomicFile.spare(of: file.path(percentEncoded: false)))
+                #expect(try Data(contentsOf: spare).allSatisfy { $0 == 0 })
+            }
+            #expect(try entries(of: directory).count == 2 * count, "a record and its spare each, nothing else")
+        }
+    }
+
+    @Test func removeTakesTheFileAndItsSpare() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appending(path: "4.json")
+            try writeKeepingSpare("a", to: file)
+            try writeKeepingSpare("b", to: file)
+            try AtomicFile.remove(file)
+            #expect(try entries(of: directory) == [])
+            try AtomicFile.remove(file)  // not there: not an error
+        }
+    }
+
+    private func inode(of url: URL) throws -> UInt64 {
+        var status = stat()
+        guard lstat(url.path(percentEncoded: false), &status) == 0 else { throw POSIXError(.ENOENT) }
+        return UInt64(status.st_ino)
+    }
+
     @Test func directoryURLIsRefused() throws {
         try withTemporaryDirectory { directory in
             let url = directory.appending(path: "dir", directoryHint: .isDirectory)

@@ -1,6 +1,7 @@
 import DBusKit
 import HaulContract
 import HaulDesktop
+import HaulTestSupport
 import Testing
 
 /// The desktop bridge's state machine, in virtual time: events in, effects out, in order.
@@ -55,6 +56,29 @@ import Testing
                     .jobView(request), .setTrayToolTip(TrayToolTip(tasks: [running])),
                     .updateTrayMenu(TrayMenu(tasks: [running]).updates(since: TrayMenu())),
                 ])
+    }
+
+    /// The menu follows counts kept task by task (a change must not cost a pass over every task): after any run of
+    /// additions, state changes and removals it is the menu worked out from all the tasks.
+    @Test func theTrayMenuFollowsEveryTasksState() {
+        var model = Self.model(Self.trayOnly)
+        var random = SplitMix64(seed: 21)
+        let states: [TaskStateName] = [.running, .suspended, .queued, .canceling, .completed]
+        var sawBoth = false
+        for step in 0..<2_000 {
+            let path = HaulBus.taskPath(UInt32.random(in: 1...12, using: &random))
+            let state = states.randomElement(using: &random)!
+            switch UInt8.random(in: 0..<4, using: &random) {
+            case 0: _ = model.handle(.taskRemoved(path), now: Self.at(step))
+            case 1: _ = model.handle(.taskAdded(path, Tasks.properties(state)), now: Self.at(step))
+            default:
+                let change = TaskProperty.values([.state: .string(state.rawValue)])
+                _ = model.handle(.taskChanged(path, change), now: Self.at(step))
+            }
+            #expect(model.trayMenu == TrayMenu(tasks: model.tasks.values), "step \(step)")
+            sawBoth = sawBoth || model.trayMenu.anyRunning && model.trayMenu.anySuspended
+        }
+        #expect(sawBoth, "the run had running and suspended tasks at once")
     }
 
     @Test func nothingIsShownThatWasTurnedOff() {

@@ -32,6 +32,7 @@ import Testing
     @Test func manyTransfersAreCounted() {
         let tasks = (1...5).map { Tasks.download(file: "/d/\($0).bin", id: UInt32($0)) }
         #expect(TrayToolTip(tasks: tasks).subTitle == "5 transfers: 1.bin, 2.bin, 3.bin, and 2 more")
+        #expect(TrayToolTip(tasks: tasks.reversed()) == TrayToolTip(tasks: tasks), "named by id, in any order")
     }
 
     @Test func theValueHasTheToolTipSignature() {

@@ -4,46 +4,75 @@ package import DBusKit
 /// `GetAll`, `InterfacesAdded` and `PropertiesChanged`. A value that is missing, or not of the contract's type, reads
 /// as empty (0, -1 for an unknown size, false, "", nil).
 package struct TaskSnapshot: Sendable, Equatable {
-    package private(set) var properties: [String: DBusValue]
+    package private(set) var id: UInt32 = 0
+    package private(set) var kind: TaskKindName?
+    package private(set) var state: TaskStateName?
+    package private(set) var url = ""
+    /// Why a queued task waits; empty otherwise.
+    package private(set) var waitingFor = ""
+    /// The local file: a download's destination or an upload's source.
+    package private(set) var path = ""
+    package private(set) var application = ""
+    package private(set) var rate: UInt64 = 0
+    package private(set) var isCancellable = false
+    package private(set) var isPausable = false
+    package private(set) var isResumable = false
+    /// `org.haul.Haul1.Error.*`; empty unless the task failed.
+    package private(set) var errorName = ""
+    package private(set) var errorMessage = ""
+    package private(set) var httpStatus: UInt32 = 0
+    private var bytesReceived: UInt64 = 0
+    private var bytesSent: UInt64 = 0
+    private var bytesExpectedToReceive: Int64 = -1
+    private var bytesExpectedToSend: Int64 = -1
+    private var downloadProgress = 0.0
+    private var uploadProgress = 0.0
 
+    /// The task as `GetAll` or `InterfacesAdded` described it. Only what panels read is kept, in fields rather than
+    /// the dictionary: a desktop bridge following ten thousand tasks held 2 KB for each.
     package init(properties: [String: DBusValue]) {
-        self.properties = properties.mapValues(\.unwrapped)
+        apply(properties)
     }
 
     /// Applies the `changed_properties` of a `PropertiesChanged` signal.
     package mutating func apply(_ changes: [String: DBusValue]) {
-        properties.merge(changes.mapValues(\.unwrapped)) { $1 }
+        for (name, value) in changes {
+            guard let property = TaskProperty(rawValue: name) else { continue }
+            // A value not of the contract's type reads as empty, as a missing one does.
+            let value = value.unwrapped.type == property.type ? value.unwrapped : nil
+            switch property {
+            case .id: id = value?.uint32Value ?? 0
+            case .kind: kind = value?.stringValue.flatMap(TaskKindName.init)
+            case .state: state = value?.stringValue.flatMap(TaskStateName.init)
+            case .url: url = value?.stringValue ?? ""
+            case .waitingFor: waitingFor = value?.stringValue ?? ""
+            case .path: path = value?.stringValue ?? ""
+            case .application: application = value?.stringValue ?? ""
+            case .rate: rate = value?.uint64Value ?? 0
+            case .cancellable: isCancellable = value?.boolValue ?? false
+            case .pausable: isPausable = value?.boolValue ?? false
+            case .resumable: isResumable = value?.boolValue ?? false
+            case .errorName: errorName = value?.stringValue ?? ""
+            case .errorMessage: errorMessage = value?.stringValue ?? ""
+            case .httpStatus: httpStatus = value?.uint32Value ?? 0
+            case .bytesReceived: bytesReceived = value?.uint64Value ?? 0
+            case .bytesSent: bytesSent = value?.uint64Value ?? 0
+            case .bytesExpectedToReceive: bytesExpectedToReceive = value?.int64Value ?? -1
+            case .bytesExpectedToSend: bytesExpectedToSend = value?.int64Value ?? -1
+            case .downloadProgress: downloadProgress = value?.doubleValue ?? 0
+            case .uploadProgress: uploadProgress = value?.doubleValue ?? 0
+            default: continue
+            }
+        }
     }
-
-    package subscript(_ property: TaskProperty) -> DBusValue? { property.value(in: properties) }
-
-    package var id: UInt32 { self[.id]?.uint32Value ?? 0 }
-    package var kind: TaskKindName? { self[.kind]?.stringValue.flatMap(TaskKindName.init) }
-    package var state: TaskStateName? { self[.state]?.stringValue.flatMap(TaskStateName.init) }
-    package var url: String { self[.url]?.stringValue ?? "" }
-    /// Why a queued task waits; empty otherwise.
-    package var waitingFor: String { self[.waitingFor]?.stringValue ?? "" }
-    /// The local file: a download's destination or an upload's source.
-    package var path: String { self[.path]?.stringValue ?? "" }
-    package var application: String { self[.application]?.stringValue ?? "" }
-    package var rate: UInt64 { self[.rate]?.uint64Value ?? 0 }
-    package var isCancellable: Bool { self[.cancellable]?.boolValue ?? false }
-    package var isPausable: Bool { self[.pausable]?.boolValue ?? false }
-    package var isResumable: Bool { self[.resumable]?.boolValue ?? false }
-    /// `org.haul.Haul1.Error.*`; empty unless the task failed.
-    package var errorName: String { self[.errorName]?.stringValue ?? "" }
-    package var errorMessage: String { self[.errorMessage]?.stringValue ?? "" }
-    package var httpStatus: UInt32 { self[.httpStatus]?.uint32Value ?? 0 }
 
     package var isDownload: Bool { kind == .download }
     /// The bytes moved so far: received by a download, sent by an upload.
-    package var bytesDone: UInt64 { self[isDownload ? .bytesReceived : .bytesSent]?.uint64Value ?? 0 }
+    package var bytesDone: UInt64 { isDownload ? bytesReceived : bytesSent }
     /// -1 while unknown.
-    package var bytesExpected: Int64 {
-        self[isDownload ? .bytesExpectedToReceive : .bytesExpectedToSend]?.int64Value ?? -1
-    }
+    package var bytesExpected: Int64 { isDownload ? bytesExpectedToReceive : bytesExpectedToSend }
     /// The fraction done, as hauld reports it (any double: see ``percent``).
-    package var fraction: Double { self[isDownload ? .downloadProgress : .uploadProgress]?.doubleValue ?? 0 }
+    package var fraction: Double { isDownload ? downloadProgress : uploadProgress }
 
     package var fileName: String {
         let name = path.split(separator: "/").last.map(String.init) ?? ""

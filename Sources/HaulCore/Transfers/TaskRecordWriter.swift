@@ -114,7 +114,7 @@ package final class TaskRecordWriter: Sendable {
             defer { queued = Queued() }
             return queued.order.compactMap { queued.pending[$0] }
         }
-        var files: [(data: Data, url: URL)] = []
+        var files: [(data: Data, url: URL, keepsSpare: Bool)] = []
         var written: [[Completion]] = []
         var removed: [(id: UInt32, completions: [Completion])] = []
         var results: [(completions: [Completion], error: (any Error)?)] = []
@@ -124,13 +124,13 @@ package final class TaskRecordWriter: Sendable {
             case .save(let record, let syncing):
                 if let syncing { Self.syncData(of: syncing) }
                 do {
-                    files.append((try TaskStore.encoded(record, with: encoder), store.url(for: record.id)))
+                    files.append((try TaskStore.encoded(record, with: encoder), store.url(for: record.id), true))
                     written.append(pending.completions)
                 } catch {
                     results.append((pending.completions, error))
                 }
             case .write(let data, let url):
-                files.append((data, url))
+                files.append((data, url, false))
                 written.append(pending.completions)
             case .remove(let id):
                 removed.append((id, pending.completions))

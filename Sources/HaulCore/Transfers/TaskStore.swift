@@ -13,7 +13,7 @@ import Darwin
 /// Keeps one JSON file per task, `<id>.json`, in a directory of its own.
 ///
 /// Each file is written with ``AtomicFile`` (mode 0600, in a directory created 0700), so a crash leaves every record
-/// either as it was or as it became. Loading never fails as a whole: a damaged file costs only its own task and is
+/// either as it was or as it became; a record keeps a spare, `.<id>.json.spare`, as it is rewritten at every change. Loading never fails as a whole: a damaged file costs only its own task and is
 /// reported, so the daemon can log it and start with the rest.
 package struct TaskStore: Sendable {
     /// The directory holding the records.
@@ -28,7 +28,9 @@ package struct TaskStore: Sendable {
     ///
     /// Throws an encoding error (none is expected: every field encodes) or ``AtomicFileError``.
     package func save(_ record: TaskRecord) throws {
-        try AtomicFile.write(try Self.encoded(record), to: url(for: record.id))
+        if let error = AtomicFile.write([(try Self.encoded(record), url(for: record.id), keepsSpare: true)])[0] {
+            throw error
+        }
     }
 
     /// The contents of a record's file.
@@ -63,9 +65,10 @@ package struct TaskStore: Sendable {
         }
         var errors: [UInt32: AtomicFileError] = [:]
         for id in ids {
-            let path = url(for: id).path(percentEncoded: false)
-            if unlink(path) != 0 && errno != ENOENT {
-                errors[id] = AtomicFileError(operation: "unlink", path: path, errno: errno)
+            do throws(AtomicFileError) {
+                try AtomicFile.remove(url(for: id))
+            } catch {
+                errors[id] = error
             }
         }
         return errors

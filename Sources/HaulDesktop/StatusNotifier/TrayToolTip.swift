@@ -10,9 +10,11 @@ package struct TrayToolTip: Sendable, Equatable {
     /// Beyond this many, the rest are only counted.
     static let namedTransfers = 3
 
+    /// The tooltip of `tasks`, in any order: the running ones are named by id (only they are sorted, as a thousand
+    /// queued tasks would be each second).
     package init(tasks: [TaskSnapshot]) {
         title = KDEJobView.applicationName
-        let running = tasks.filter(\.isRunning)
+        let running = tasks.filter(\.isRunning).sorted { $0.id < $1.id }
         let suspended = tasks.filter(\.isSuspended).count
         var parts: [String] = []
         if !running.isEmpty {

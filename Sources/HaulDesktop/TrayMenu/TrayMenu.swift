@@ -50,11 +50,13 @@ package struct TrayMenu: Sendable, Equatable {
     package private(set) var downloadRateLimit: UInt64 = 0
 
     package init(tasks: some Sequence<TaskSnapshot> = [], downloadRateLimit: UInt64 = 0) {
-        for task in tasks {
-            anyRunning = anyRunning || task.isRunning
-            anySuspended = anySuspended || task.isSuspended
-            anyUnfinished = anyUnfinished || task.isRunning || task.isSuspended
-        }
+        self.init(counts: TaskStateCounts(tasks), downloadRateLimit: downloadRateLimit)
+    }
+
+    package init(counts: TaskStateCounts, downloadRateLimit: UInt64 = 0) {
+        anyRunning = counts.running > 0
+        anySuspended = counts.suspended > 0
+        anyUnfinished = anyRunning || anySuspended
         self.downloadRateLimit = downloadRateLimit
     }
 

@@ -17,9 +17,14 @@ extension TaskService {
             }
         }
         guard case .file(let path) = destination else { return }
-        if tasks.values.contains(where: { $0.record.path == path.path && $0.record.state != .completed }) {
+        if holdsUnfinishedTask(at: path.path) {
             throw HaulErrorName.fileExists.error("another task is already downloading to \(path.path)")
         }
+    }
+
+    /// Whether a task other than `other` that has not completed names `path`.
+    func holdsUnfinishedTask(at path: String, other: UInt32? = nil) -> Bool {
+        paths[path].contains { $0 != other && tasks[$0]?.record.state != .completed }
     }
 
     /// Names the file of task `id` from its first response; returns its path once `Path` says it and the record is
@@ -31,16 +36,17 @@ extension TaskService {
         let suggested = FileNameChoice.name(
             contentDisposition: contentDisposition, hint: task.record.filenameHint, finalURL: finalURL
         )
-        let others = Set(tasks.values.filter { $0.record.id != id && $0.record.state != .completed }.map(\.record.path))
         let name = FileNameChoice.available(suggested) { name in
             let path = DownloadDestination.file(named: name, in: folder)
-            return others.contains(path) || LocalFileChecks.isTaken(path)
+            return holdsUnfinishedTask(at: path, other: id) || LocalFileChecks.isTaken(path)
         }
         guard let name else {
             let message = "no free name like \(suggested) in \(folder)"
             return .failure(TransferFailure(kind: .fileExists, message: message, isTransient: false))
         }
         let path = DownloadDestination.file(named: name, in: folder)
+        paths.remove(id, at: folder)
+        paths.insert(id, at: path)
         task.record.path = path
         task.record.awaitsName = false
         tasks[id] = task

@@ -29,6 +29,8 @@ actor TaskService {
     /// Retry timers, the progress ticker and the machines' `now`.
     let clock: any ServiceClock
     var tasks: [UInt32: ManagedTask] = [:]
+    /// `tasks` by the path each names; kept wherever a task is added, forgotten or named.
+    var paths = TaskPaths()
     var isShuttingDown = false
     /// The Manager's read-write settings (`DefaultConnections`, the rate limits), saved in `settingsURL`.
     var settings: ManagerSettings
@@ -98,6 +100,7 @@ actor TaskService {
                 logger.warning("task \(record.id) is suspended: \(notice)")
             }
             tasks[record.id] = task
+            paths.insert(record.id, at: record.path)
             export(task)
         }
         if !records.isEmpty { logger.info("restored \(records.count) task(s)") }
@@ -176,14 +179,13 @@ actor TaskService {
             records.remove(id: record.id) { _ in }
             throw DBusError.failed("hauld is stopping")
         }
-        if record.kind == .download, !record.awaitsName,
-            tasks.values.contains(where: { $0.record.path == record.path && $0.record.state != .completed })
-        {
+        if record.kind == .download, !record.awaitsName, holdsUnfinishedTask(at: record.path) {
             records.remove(id: record.id) { _ in }
             throw HaulErrorName.fileExists.error("another task is already downloading to \(record.path)")
         }
         task.probe.set(bytes: 0, expected: -1)
         tasks[record.id] = task
+        paths.insert(record.id, at: record.path)
         // In the queue before it is exported, so that its first `State` already says whether it runs or is queued.
         let actions = queue.add(
             record.id, traits: task.traits, maxRetries: record.maxRetries, startSuspended: startSuspended,
@@ -255,6 +257,7 @@ actor TaskService {
         }
         tasks[id] = nil
         tasks.shrinkIfSparse()
+        paths.remove(id, at: task.record.path)
         records.remove(id: id) { [logger] error in
             logger.warning("cannot remove the record of forgotten task \(id): \(error)")
         }
