@@ -75,6 +75,8 @@ extension Bench {
             let client = try await HauldClient.connect(address: bus.address)
             _ = try await client.managerProperty(.maxRunningTasks)
             figures.restartToAnswerMilliseconds = restarting.duration(to: .now).milliseconds
+            // hauld answers while the restored tasks still rejoin the queue: its memory once they have.
+            try await Task.sleep(for: .seconds(3))
             figures.restartedResidentBytes = try ProcessSample(pid: hauld.pid).residentBytes
             figures.cancelAllMilliseconds = try await Self.milliseconds { try await client.managerCall(.cancelAll) }
             await client.close()

@@ -130,7 +130,8 @@ package struct HaulDaemon: Service {
                 throw Failure.nameTaken(HaulBus.name)
             }
             logger.info("hauld is serving \(HaulBus.name)", metadata: ["unique-name": "\(connection.uniqueName)"])
-            await tasks.continueRestored()
+            // Calls are answered meanwhile: ten thousand restored tasks take a second or two to rejoin the queue.
+            group.addTask { await tasks.continueRestored() }
 
             group.addTask { for await _ in calls { await trim.callReceived() } }
             group.addTask { await indicator.run() }

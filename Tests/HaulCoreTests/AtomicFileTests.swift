@@ -201,6 +201,17 @@ struct AtomicFileTests {
         return UInt64(status.st_ino)
     }
 
+    @Test func aPathWithDotsIsStandardized() throws {
+        try withTemporaryDirectory { directory in
+            let sub = directory.appending(path: "sub", directoryHint: .isDirectory)
+            try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: false)
+            let dotted = URL(filePath: directory.path(percentEncoded: false) + "/sub/./../state.json")
+            try AtomicFile.write(Data("dots".utf8), to: dotted)
+            #expect(try String(contentsOf: directory.appending(path: "state.json"), encoding: .utf8) == "dots")
+            #expect(try entries(of: sub) == [])
+        }
+    }
+
     @Test func directoryURLIsRefused() throws {
         try withTemporaryDirectory { directory in
             let url = directory.appending(path: "dir", directoryHint: .isDirectory)

@@ -74,7 +74,7 @@ package enum AtomicFile: Sendable {
                     let spare = files[index].keepsSpare ? openSpare(beside: path) : nil
                     let opened = if let spare { spare } else { try openTemporary(beside: path, in: directory) }
                     try writeContents(
-                        files[index].data, to: opened.fd, at: opened.temporary,
+                        files[index].data, to: opened.fd, at: opened.temporary, over: opened.size,
                         startingWriteOut: chunk.count < filesSyncedTogether
                     )
                     written.append((index, opened.fd, opened.temporary, spare != nil, path, directory))
@@ -164,10 +164,10 @@ package enum AtomicFile: Sendable {
         return String(path[..<slash]) + "." + String(path[slash...]) + ".spare"
     }
 
-    /// The spare of `path`, opened for writing (``writeContents(_:to:at:startingWriteOut:)`` overwrites it and cuts
-    /// it to the new length); nil when it cannot serve (then a temporary file does). Only a regular file of mode 0600
+    /// The spare of `path`, opened for writing, and its size (``writeContents(_:to:at:over:startingWriteOut:)``
+    /// overwrites it and cuts it to the new length); nil when it cannot serve (then a temporary file does). Only a regular file of mode 0600
     /// with one link serves: anything else at that name is removed and replaced.
-    private static func openSpare(beside path: String) -> (fd: Int32, temporary: String)? {
+    private static func openSpare(beside path: String) -> (fd: Int32, temporary: String, size: Int64)? {
         let spare = spare(of: path)
         // O_NONBLOCK: opening a FIFO someone left there must not hang the writer. No O_TRUNC: a hard link of that name
         // would share its inode with another file, which the checks below refuse to write.
@@ -179,11 +179,10 @@ package enum AtomicFile: Sendable {
             close(fd)
             fd = -1
         }
-        if fd < 0 {
-            unlink(spare)
-            fd = open(spare, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        }
-        return fd < 0 ? nil : (fd, spare)
+        if fd >= 0 { return (fd, spare, Int64(status.st_size)) }
+        unlink(spare)
+        fd = open(spare, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        return fd < 0 ? nil : (fd, spare, 0)
     }
 
     /// Puts the synced file at `temporary` in place at `path`; returns true when the two were swapped (`temporary`,
@@ -225,6 +224,14 @@ package enum AtomicFile: Sendable {
 
     /// The standardized path of `url` and its directory; refuses what cannot be a file.
     private static func destination(of url: URL) throws(AtomicFileError) -> (path: String, directory: String) {
+        // The usual case, a record's path as the store made it, without the URL's own (costlier) standardizing.
+        let raw = url.path(percentEncoded: false)
+        if url.isFileURL, raw.hasPrefix("/"), let slash = raw.lastIndex(of: "/"), slash != raw.index(before: raw.endIndex),
+            !raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().contains(
+                where: { $0.isEmpty || $0.elementsEqual(".".utf8) || $0.elementsEqual("..".utf8) })
+        {
+            return (raw, String(raw[...slash]))
+        }
         let destination = url.standardizedFileURL
         let name = destination.lastPathComponent
         let path = destination.path(percentEncoded: false)
@@ -240,22 +247,22 @@ package enum AtomicFile: Sendable {
     /// Creates a new temporary file beside `path`; returns its open descriptor.
     private static func openTemporary(
         beside path: String, in directory: String
-    ) throws(AtomicFileError) -> (fd: Int32, temporary: String) {
+    ) throws(AtomicFileError) -> (fd: Int32, temporary: String, size: Int64) {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let suffix = String(UInt64.random(in: .min ... .max), radix: 16)
         let temporary = (directory.hasSuffix("/") ? directory : directory + "/") + ".\(name).tmp-\(suffix)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         try check(fd, "open", temporary)
-        return (fd, temporary)
+        return (fd, temporary, 0)
     }
 
-    /// Writes `data` over the start of the file open at `fd`, cuts the file there, and (when `startingWriteOut`)
-    /// starts its write-out; on failure the file is closed and removed.
+    /// Writes `data` over the start of the file open at `fd`, which holds `size` bytes, cuts the file there if it was
+    /// longer, and (when `startingWriteOut`) starts its write-out; on failure the file is closed and removed.
     private static func writeContents(
-        _ data: Data, to fd: Int32, at temporary: String, startingWriteOut: Bool
+        _ data: Data, to fd: Int32, at temporary: String, over size: Int64, startingWriteOut: Bool
     ) throws(AtomicFileError) {
         var failedErrno = data.withUnsafeBytes { buffer in writeAll(buffer, to: fd) }
-        if failedErrno == nil && ftruncate(fd, off_t(data.count)) != 0 { failedErrno = errno }
+        if failedErrno == nil && size > data.count && ftruncate(fd, off_t(data.count)) != 0 { failedErrno = errno }
         if let failedErrno {
             close(fd)
             unlink(temporary)

@@ -32,7 +32,7 @@ package struct RateWakeUps<Instant: InstantProtocol, Waiter: Sendable>: Sendable
             due.append(entry.waiter)
             return true
         }
-        timer = waiting.map(\.deadline).min()
+        timer = waiting.map { $0.deadline }.min()
         return (due, timer)
     }
 }

@@ -47,7 +47,7 @@ extension TransferQueue {
 
     /// The restored tasks in the order they rejoin the queue: their saved order (by position, then id).
     package func restoredOrder() -> [UInt32] {
-        entries.map { ($0.key, $0.value.queuePosition) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.map(\.0)
+        entries.map { ($0.key, $0.value.queuePosition) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.map { $0.0 }
     }
 
     /// A restored task rejoins the queue (call it for each, in ``restoredOrder()``): a running one continues from its

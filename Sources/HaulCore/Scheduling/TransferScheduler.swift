@@ -196,7 +196,7 @@ package struct TransferScheduler<Instant: InstantProtocol>: Sendable where Insta
     /// Every task in the order it joined the queue: what to save, so that adding the tasks in this order after a
     /// restart gives the same queue. A task joins at the end when it is added, resumed or given another priority.
     package var queueOrder: [UInt32] {
-        tasks.filter { !$0.value.isRemoved }.sorted { $0.value.ticket < $1.value.ticket }.map(\.key)
+        tasks.filter { !$0.value.isRemoved }.sorted { $0.value.ticket < $1.value.ticket }.map { $0.key }
     }
 
     /// The tasks whose attempt is transferring, foreground first: what the indicator's `ActivityCount` counts (a
@@ -224,8 +224,9 @@ package struct TransferScheduler<Instant: InstantProtocol>: Sendable where Insta
         return task.isLoopback || networkState.allowsAttempts
     }
 
-    /// `ids` in the order slots are given: foreground before background, then by ticket.
+    /// `ids` in the order slots are given: foreground before background, then by ticket. (Closures, not key paths:
+    /// in generic code a key path such as `\.0` is built by the runtime at every call.)
     func inAdmissionOrder(_ ids: some Sequence<UInt32>) -> [UInt32] {
-        ids.compactMap { id in tasks[id].map { (id, $0.admission) } }.sorted { $0.1 < $1.1 }.map(\.0)
+        ids.compactMap { id in tasks[id].map { (id, $0.admission) } }.sorted { $0.1 < $1.1 }.map { $0.0 }
     }
 }
