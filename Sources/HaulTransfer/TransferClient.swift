@@ -3,6 +3,7 @@ package import FoundationEssentials
 package import HaulCore
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import Synchronization
 
@@ -140,6 +141,9 @@ package final class TransferClient: Sendable {
         onProgress: @escaping @Sendable (UInt64) -> Void, onPlan: @escaping @Sendable (SegmentPlan) -> Void
     ) async throws(TransferFailure) -> DownloadOutcome {
         let origin = try Self.validated(url)
+        // Every connection of the download on one event loop: the rate limiter's timer then wakes one loop, not both,
+        // and the connections' reads of one grant follow each other there.
+        let loop = HTTPClient.EventLoopPreference.delegateAndChannel(on: MultiThreadedEventLoopGroup.singleton.next())
         let download = SegmentedDownload(
             url: origin, partialPath: partialPath, connections: connections,
             observer: .init(head: onHead, progress: onProgress, plan: onPlan),
@@ -148,7 +152,7 @@ package final class TransferClient: Sendable {
                 for _ in 0...Redirect.maximumHops {
                     let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers) + range
                     let response = try await exchange(
-                        .GET, hop, headers: requestHeaders, body: nil, sink: writer, rate: rate
+                        .GET, hop, headers: requestHeaders, body: nil, sink: writer, rate: rate, on: loop
                     ) { writer.stop() }
                     guard case .redirect(let status, let location) = response else { return response }
                     writer.clearRedirect()
@@ -201,10 +205,11 @@ package final class TransferClient: Sendable {
     }
 
     /// One request to `url` on the route its proxy settings give, its response fed to `sink`; `rate` paces the body
-    /// that goes one way (an upload's request, a download's response).
+    /// that goes one way (an upload's request, a download's response). `loop` says where the connection runs (a
+    /// forward proxy's connection runs where it may).
     private func exchange<Sink: ResponseSink>(
         _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink,
-        rate: RateMeter?, stop: @escaping @Sendable () -> Void
+        rate: RateMeter?, on loop: HTTPClient.EventLoopPreference = .indifferent, stop: @escaping @Sendable () -> Void
     ) async throws(TransferFailure) -> Sink.Response {
         let proxy: ProxyServer?
         switch configuration.proxies.route(for: url) {
@@ -230,7 +235,7 @@ package final class TransferClient: Sendable {
             var request = try HTTPClient.Request(url: wire, method: method, headers: HTTPHeaders(headers))
             request.body = body?.body(rate: rate)
             let delegate = ResponseSinkDelegate(sink, rate: body == nil ? rate : nil)
-            let task = client.execute(request: request, delegate: delegate)
+            let task = client.execute(request: request, delegate: delegate, eventLoop: loop)
             return try await Self.stopping({ stop(); task.cancel() }) { try await task.futureResult.get() }
         } catch let error as HTTPClientError where error == .invalidProxyResponse {
             throw await tunnelRefusal(url, proxy: proxy, describe: describe)
