@@ -165,8 +165,8 @@ package enum AtomicFile: Sendable {
     }
 
     /// The spare of `path`, opened for writing, and its size (``writeContents(_:to:at:over:startingWriteOut:)``
-    /// overwrites it and cuts it to the new length); nil when it cannot serve (then a temporary file does). Only a regular file of mode 0600
-    /// with one link serves: anything else at that name is removed and replaced.
+    /// overwrites it and cuts it to the new length); nil when it cannot serve (then a temporary file does). Only a
+    /// regular file of mode 0600 with one link serves: anything else at that name is removed and replaced.
     private static func openSpare(beside path: String) -> (fd: Int32, temporary: String, size: Int64)? {
         let spare = spare(of: path)
         // O_NONBLOCK: opening a FIFO someone left there must not hang the writer. No O_TRUNC: a hard link of that name
@@ -208,15 +208,14 @@ package enum AtomicFile: Sendable {
     private static func empty(_ spare: String) {
         let fd = open(spare, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         var status = stat()
-        var emptied = fd >= 0 && fstat(fd, &status) == 0 && status.st_mode & S_IFMT == S_IFREG && status.st_nlink == 1
-        if emptied {
-            let zeros = [UInt8](repeating: 0, count: 4096)
-            var left = Int(status.st_size)
-            while emptied && left > 0 {
-                let count = min(left, zeros.count)
-                emptied = zeros.withUnsafeBytes { writeAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), to: fd) } == nil
-                left -= count
-            }
+        var emptied =
+            fd >= 0 && fstat(fd, &status) == 0 && status.st_mode & S_IFMT == S_IFREG && status.st_nlink == 1
+        let zeros = [UInt8](repeating: 0, count: 4096)
+        var left = Int(status.st_size)
+        while emptied && left > 0 {
+            let count = min(left, zeros.count)
+            emptied = zeros.withUnsafeBytes { writeAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), to: fd) } == nil
+            left -= count
         }
         if fd >= 0 { close(fd) }
         if !emptied { unlink(spare) }
@@ -226,9 +225,9 @@ package enum AtomicFile: Sendable {
     private static func destination(of url: URL) throws(AtomicFileError) -> (path: String, directory: String) {
         // The usual case, a record's path as the store made it, without the URL's own (costlier) standardizing.
         let raw = url.path(percentEncoded: false)
-        if url.isFileURL, raw.hasPrefix("/"), let slash = raw.lastIndex(of: "/"), slash != raw.index(before: raw.endIndex),
-            !raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().contains(
-                where: { $0.isEmpty || $0.elementsEqual(".".utf8) || $0.elementsEqual("..".utf8) })
+        let components = raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        if url.isFileURL, raw.hasPrefix("/"), !raw.hasSuffix("/"), let slash = raw.lastIndex(of: "/"),
+            !components.contains(where: { $0.isEmpty || $0.elementsEqual(".".utf8) || $0.elementsEqual("..".utf8) })
         {
             return (raw, String(raw[...slash]))
         }

@@ -13,8 +13,9 @@ import Darwin
 /// Keeps one JSON file per task, `<id>.json`, in a directory of its own.
 ///
 /// Each file is written with ``AtomicFile`` (mode 0600, in a directory created 0700), so a crash leaves every record
-/// either as it was or as it became; a record keeps a spare, `.<id>.json.spare`, as it is rewritten at every change. Loading never fails as a whole: a damaged file costs only its own task and is
-/// reported, so the daemon can log it and start with the rest.
+/// either as it was or as it became; a record keeps a spare, `.<id>.json.spare`, as it is rewritten at every change.
+/// Loading never fails as a whole: a damaged file costs only its own task and is reported, so the daemon can log it and
+/// start with the rest.
 package struct TaskStore: Sendable {
     /// The directory holding the records.
     package let directory: URL
