@@ -89,7 +89,6 @@ actor TaskService {
         nextID = store.nextID(taken: contents.takenIDs)
         restoredIDs = contents.takenIDs
         for (index, record) in records.enumerated() {
-            // What waits in the outbox (every property of every task) is sent a batch at a time, not all at once.
             if index % Self.batch == Self.batch - 1 { await settled() }
             let task = ManagedTask(record: record)
             if record.kind == .download { task.probe.set(bytes: task.bytesOnDisk, expected: record.expectedTotal) }
@@ -121,13 +120,13 @@ actor TaskService {
             if index % Self.batch == Self.batch - 1 { await settled() }
         }
         await settled()
-        // Reading and decoding the records took room that glibc keeps (40 MB for ten thousand): give it back.
+        // Reading, decoding and exporting every record freed room that glibc keeps until it is trimmed.
         malloc_trim(0)
     }
 
     /// How many tasks one turn of a restore or a `*All` handles before it lets other calls in, and waits for what it
-    /// published to be sent: ten thousand tasks' publications queued at once took 30 MB, and the heap stayed
-    /// fragmented by them.
+    /// published to be sent: what waits in the outbox (every property of a restored task) stays small however many
+    /// tasks there are.
     static var batch: Int { 256 }
 
     /// Stops every attempt without touching the saved states, so that the next start continues them all.
