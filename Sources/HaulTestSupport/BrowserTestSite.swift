@@ -19,18 +19,10 @@ package final class BrowserTestSite: Sendable {
         process = try Command.start(
             try TestHTTPServer.python(), [script, "--root", root.path, "--secret", secret] + pacing
         )
-        let line: String
-        do {
-            line = try await process.firstLine(timeout: 30)
-        } catch {
-            kill(process.pid, SIGKILL)
-            _ = process.wait()
-            throw TestSupportError("browser-test-site.py did not start: \(error)")
-        }
+        let line = try await process.firstLine(timeout: 30, of: "browser-test-site.py")
         guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
-            kill(process.pid, SIGKILL)
-            _ = process.wait()
-            throw TestSupportError("browser-test-site.py printed \(line.debugDescription) instead of its port")
+            let errors = process.abandon()
+            throw TestSupportError("browser-test-site.py printed \(line.debugDescription) instead of its port\(errors)")
         }
         self.port = port
         let stdout = process.stdout

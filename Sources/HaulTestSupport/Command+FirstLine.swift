@@ -15,6 +15,26 @@ extension Command.Running {
         }
     }
 
+    /// ``firstLine(timeout:)`` of a process that prints it once it serves: when no line comes, the process is killed
+    /// and reaped, and the error says that `program` did not start, with what it printed on standard error.
+    package func firstLine(timeout: Double, of program: String) async throws -> String {
+        do {
+            return try await firstLine(timeout: timeout)
+        } catch {
+            throw TestSupportError("\(program) did not start: \(error)\(abandon())")
+        }
+    }
+
+    /// Kills the process and reaps it; returns what it printed on standard error, after a space (empty if nothing).
+    /// For a process that cannot serve: no other reader of its standard error may be running.
+    @discardableResult
+    package func abandon() -> String {
+        kill(pid, SIGKILL)
+        let errors = String(decoding: stderr.readDataToEndOfFile(), as: UTF8.self)
+        _ = wait()
+        return errors.isEmpty ? "" : " " + errors
+    }
+
     /// Reads up to the first newline, giving up after `timeout` seconds or at end of file.
     private static func readLine(from fd: Int32, timeout: Double) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)

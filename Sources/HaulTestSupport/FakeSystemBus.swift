@@ -1,5 +1,5 @@
 package import DBusKit
-package import Foundation
+import Foundation
 
 /// A second private `dbus-daemon` that stands in for the system bus, with fake NetworkManager, power-profiles-daemon
 /// and logind on it (`scripts/fake-system-services.py`), driven by the test.
@@ -93,18 +93,22 @@ package final class FakeSystemBus: Sendable {
             throw error
         }
         do {
-            let line = try await process.firstLine(timeout: 30)
-            guard line == "READY" else { throw TestSupportError("it printed \(line.debugDescription)") }
-            let control = try await DBusConnection.connect(address: bus.address)
+            let line = try await process.firstLine(timeout: 30, of: "fake-system-services.py")
+            guard line == "READY" else {
+                throw TestSupportError("fake-system-services.py printed \(line.debugDescription)\(process.abandon())")
+            }
+            let control: DBusConnection
+            do {
+                control = try await DBusConnection.connect(address: bus.address)
+            } catch {
+                throw TestSupportError("cannot reach fake-system-services.py's bus: \(error)\(process.abandon())")
+            }
             let stderr = process.stderr
             Thread.detachNewThread { _ = stderr.readDataToEndOfFile() }
             return FakeSystemBus(bus: bus, process: process, control: control)
         } catch {
-            kill(process.pid, SIGKILL)
-            let errors = String(decoding: process.stderr.readDataToEndOfFile(), as: UTF8.self)
-            _ = process.wait()
             bus.stop()
-            throw TestSupportError("fake-system-services.py did not start: \(error) \(errors)")
+            throw error
         }
     }
 

@@ -41,12 +41,10 @@ package final class PrivateBus: Sendable {
         // The daemon prints its address once it listens.
         let line: String
         do {
-            line = try await process.firstLine(timeout: 30)
+            line = try await process.firstLine(timeout: 30, of: "dbus-daemon")
         } catch {
-            kill(process.pid, SIGKILL)
-            _ = process.wait()
             try? FileManager.default.removeItem(at: directory)
-            throw TestSupportError("dbus-daemon did not print its address: \(error)")
+            throw error
         }
         address = line.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -75,19 +75,17 @@ package final class TestHTTPServer: Sendable {
         // The script prints `PORT <n>` once it listens.
         let line: String
         do {
-            line = try await process.firstLine(timeout: 30)
+            line = try await process.firstLine(timeout: 30, of: "scripts/test-http-server")
         } catch {
-            kill(process.pid, SIGKILL)
-            let errors = String(decoding: process.stderr.readDataToEndOfFile(), as: UTF8.self)
-            _ = process.wait()
             try? FileManager.default.removeItem(at: directory)
-            throw TestSupportError("scripts/test-http-server did not start: \(error) \(errors)")
+            throw error
         }
         guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
-            kill(process.pid, SIGKILL)
-            _ = process.wait()
+            let errors = process.abandon()
             try? FileManager.default.removeItem(at: directory)
-            throw TestSupportError("scripts/test-http-server printed \(line.debugDescription) instead of its port")
+            throw TestSupportError(
+                "scripts/test-http-server printed \(line.debugDescription) instead of its port\(errors)"
+            )
         }
         self.port = port
 
