@@ -2,6 +2,7 @@ import DBusKit
 import Foundation
 import HaulContract
 import HaulTestSupport
+import Synchronization
 
 /// Ten thousand tasks (issue #21): a hauld of its own, on a bus of its own, with a state folder of its own, so that the
 /// other phases neither see its tasks nor pay for them.
@@ -49,6 +50,7 @@ extension Bench {
             guard let port = URL(string: url)?.port else { throw TestSupportError("no port in \(url)") }
             let connections = ConnectionWatch(port: port)
             let watching = Task { try await connections.watch() }
+            let answers = try await AnswerWatch.start(address: bus.address)
             figures.resumeAllMilliseconds = try await Self.milliseconds { try await clients[0].managerCall(.resumeAll) }
             try await Task.sleep(for: .seconds(2))
             figures.suspendAllMilliseconds = try await Self.milliseconds {
@@ -63,6 +65,7 @@ extension Bench {
             }
             watching.cancel()
             figures.mostConnectionsAtOnce = try await watching.value
+            figures.slowestAnswerDuringAllMilliseconds = try await answers.stop()
 
             for client in clients { await client.close() }
             let stopping = ContinuousClock.now
@@ -75,8 +78,11 @@ extension Bench {
             let client = try await HauldClient.connect(address: bus.address)
             _ = try await client.managerProperty(.maxRunningTasks)
             figures.restartToAnswerMilliseconds = restarting.duration(to: .now).milliseconds
-            // hauld answers while the restored tasks still rejoin the queue: its memory once they have.
+            // hauld answers while the restored tasks still rejoin the queue: how long an answer waits meanwhile, and
+            // its memory once they have.
+            let restoring = try await AnswerWatch.start(address: bus.address)
             try await Task.sleep(for: .seconds(3))
+            figures.slowestAnswerAfterRestartMilliseconds = try await restoring.stop()
             figures.restartedResidentBytes = try ProcessSample(pid: hauld.pid).residentBytes
             figures.cancelAllMilliseconds = try await Self.milliseconds { try await client.managerCall(.cancelAll) }
             await client.close()
@@ -127,6 +133,46 @@ extension Bench {
         var times: [Double] = []
         for _ in 0..<rounds { times.append(try await milliseconds(body)) }
         return Statistics.median(times)
+    }
+}
+
+/// How long a client that only reads waits for hauld's answers while hauld is busy: a `Properties.Get` of the
+/// Manager every 20 ms, on a connection of its own, from `start` to `stop`. The call in flight at `stop` is waited
+/// for, not cancelled: it may be the slowest.
+final class AnswerWatch: Sendable {
+    private final class Flag: Sendable {
+        let isSet = Mutex(false)
+    }
+
+    private let client: HauldClient
+    private let stopping = Flag()
+    private let asking: Task<Double, any Error>
+
+    private init(client: HauldClient) {
+        self.client = client
+        let stopping = stopping
+        asking = Task {
+            var slowest = 0.0
+            while !stopping.isSet.withLock({ $0 }) {
+                let asked = ContinuousClock.now
+                _ = try await client.managerProperty(.maxRunningTasks)
+                slowest = max(slowest, asked.duration(to: .now).milliseconds)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return slowest
+        }
+    }
+
+    static func start(address: String) async throws -> AnswerWatch {
+        AnswerWatch(client: try await HauldClient.connect(address: address, listening: false))
+    }
+
+    /// The longest wait for an answer, in milliseconds.
+    func stop() async throws -> Double {
+        stopping.isSet.withLock { $0 = true }
+        let slowest = await asking.result
+        await client.close()
+        return try slowest.get()
     }
 }
 

@@ -165,6 +165,11 @@ enum ReportTable {
                 figure: "\(label): most transfers at the server at once (MaxRunningTasks \(scale.maxRunningTasks))",
                 hauld: "\(scale.mostConnectionsAtOnce)"
             ),
+            Row(
+                figure: "\(label): slowest answer to another client, during the *All / after a restart",
+                hauld: ms(scale.slowestAnswerDuringAllMilliseconds) + " / "
+                    + ms(scale.slowestAnswerAfterRestartMilliseconds)
+            ),
             Row(figure: "\(label): CancelAll", hauld: ms(scale.cancelAllMilliseconds)),
             Row(figure: "\(label): SIGTERM to exit", hauld: ms(scale.sigtermExitMilliseconds)),
             Row(

@@ -180,6 +180,10 @@ struct ScaleFigures: Codable, Sendable {
     var suspendAgainMilliseconds: Double = 0
     /// The most connections to the server at once from the first `ResumeAll` to the last `SuspendAll`.
     var mostConnectionsAtOnce = 0
+    /// The longest another client waited for an answer (`AnswerWatch`) over the same time, and over the 3 s after the
+    /// restarted hauld's first answer, while its restored tasks rejoin the queue.
+    var slowestAnswerDuringAllMilliseconds: Double = 0
+    var slowestAnswerAfterRestartMilliseconds: Double = 0
     /// From SIGTERM to its exit.
     var sigtermExitMilliseconds: Double = 0
     /// From starting hauld again to its owning the bus name, and to its first answer (a `Properties.Get`).

@@ -102,6 +102,9 @@ enum Targets {
                 scale.suspendAgainMilliseconds, scale.cancelAllMilliseconds]
             add("\(tasks): ResumeAll, SuspendAll, CancelAll ≤ 1 s each", "slowest " + ms(all.max() ?? 0),
                 (all.max() ?? 0) <= 1000)
+            let slowest = max(scale.slowestAnswerDuringAllMilliseconds, scale.slowestAnswerAfterRestartMilliseconds)
+            add("\(tasks): no call waits more than 100 ms behind a *All or a restore", "slowest " + ms(slowest),
+                slowest <= 100)
             add("\(tasks): at most MaxRunningTasks transfers at the server at once",
                 "\(scale.mostConnectionsAtOnce) (MaxRunningTasks \(scale.maxRunningTasks))",
                 scale.maxRunningTasks == 0 || scale.mostConnectionsAtOnce <= scale.maxRunningTasks)
