@@ -29,7 +29,7 @@ Control: org.haul.Test.FakeSystem at /org/haul/Test/FakeSystem, interface org.ha
     SetPresent(s service, b present)        leave the bus (release the name, close the connection) or come back
                                             (a new connection; properties as they were)
     SetReply(s service, s member, s how)    how the service answers calls of member (GetAll, Get, Inhibit):
-                                            "normal", "slow" (normal, half a second later), "error"
+                                            "normal", "slow" (normal, three seconds later), "error"
                                             (org.freedesktop.DBus.Error.Failed), "junk" (a string instead of the
                                             right type), "die" (leave the bus instead)
     EmitPrepareForSleep(v value)            login1 emits PrepareForSleep with the variant's value (a b, which
@@ -57,6 +57,9 @@ LOGIN_INTERFACE = "org.freedesktop.login1.Manager"
 INHIBIT_WHAT = {"shutdown", "sleep", "idle", "handle-power-key", "handle-suspend-key", "handle-hibernate-key",
                 "handle-lid-switch", "handle-reboot-key"}
 INHIBIT_MODES = {"block", "block-weak", "delay"}
+# How late a "slow" answer comes: long enough that a test can act while it is on its way even when dozens of tests
+# share the two cores (half a second was not, once).
+SLOW_MS = 3000
 
 
 class Failed(dbus.DBusException):
@@ -123,7 +126,7 @@ class Service:
         """Replies to a call of member as told: the value (maybe late), an error, junk, or by leaving the bus."""
         how = self.how(member)
         if how == "slow":
-            GLib.timeout_add(500, once(reply, value))
+            GLib.timeout_add(SLOW_MS, once(reply, value))
         elif how == "error":
             error(Failed(f"{member} fails as told"))
         elif how == "junk":
@@ -239,7 +242,7 @@ class Login(Service):
             return
         how = self.how("Inhibit")
         if how == "slow":
-            GLib.timeout_add(500, once(self.hand_out, what, who, why, mode, reply))
+            GLib.timeout_add(SLOW_MS, once(self.hand_out, what, who, why, mode, reply))
         elif how != "normal":
             self.answer("Inhibit", None, reply, error)
         else:
