@@ -39,7 +39,8 @@ package struct TaskSnapshot: Sendable, Equatable {
         for (name, value) in changes {
             guard let property = TaskProperty(rawValue: name) else { continue }
             // A value not of the contract's type reads as empty, as a missing one does.
-            let value = value.unwrapped.type == property.type ? value.unwrapped : nil
+            let unwrapped = value.unwrapped
+            let value = unwrapped.type == property.type ? unwrapped : nil
             switch property {
             case .id: id = value?.uint32Value ?? 0
             case .kind: kind = value?.stringValue.flatMap(TaskKindName.init)

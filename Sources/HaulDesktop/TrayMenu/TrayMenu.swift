@@ -46,7 +46,8 @@ package struct TrayMenu: Sendable, Equatable {
 
     package private(set) var anyRunning = false
     package private(set) var anySuspended = false
-    package private(set) var anyUnfinished = false
+    /// Running or suspended: what Cancel all acts on.
+    package var anyUnfinished: Bool { anyRunning || anySuspended }
     package private(set) var downloadRateLimit: UInt64 = 0
 
     package init(tasks: some Sequence<TaskSnapshot> = [], downloadRateLimit: UInt64 = 0) {
@@ -56,7 +57,6 @@ package struct TrayMenu: Sendable, Equatable {
     package init(counts: TaskStateCounts, downloadRateLimit: UInt64 = 0) {
         anyRunning = counts.running > 0
         anySuspended = counts.suspended > 0
-        anyUnfinished = anyRunning || anySuspended
         self.downloadRateLimit = downloadRateLimit
     }
 
