@@ -1,4 +1,4 @@
-import DBusKit
+package import DBusKit
 import HaulContract
 package import Logging
 package import ServiceKit
@@ -56,8 +56,9 @@ package actor DesktopBridge {
     }
 
     /// Subscribes to everything the bridge follows and notes which panels are there. Called before hauld exports its
-    /// tasks: each of them then arrives as `InterfacesAdded`, in order with every later change, so nothing that
-    /// happens during start-up (a restored task finishing at once, say) can be missed.
+    /// tasks: each new task then arrives as `InterfacesAdded`, in order with every later change, so nothing that
+    /// happens during start-up (a restored task finishing at once, say) can be missed. The tasks hauld restores come
+    /// by `tasksRestored(_:)` instead, before any change of theirs.
     package func subscribe() async throws {
         let notificationRules = model.features.notifications != .off ? [Self.notificationSignals] : []
         if hasOwnNotifier, !notificationRules.isEmpty {
@@ -124,6 +125,13 @@ package actor DesktopBridge {
         await bus.flush()
         await bus.close()
         if !isRunning, hasOwnNotifier { await notifier.close() }
+    }
+
+    /// Tasks hauld restored at start, with every property. hauld exports them before it owns its name, without
+    /// `InterfacesAdded` (no client following `org.haul.Haul1` could hear it), and hands them here instead, before
+    /// any of their changes goes out: those arrive by the bus, as for every other task.
+    package func tasksRestored(_ tasks: [(path: ObjectPath, properties: [String: DBusValue])]) {
+        for task in tasks { receive(.taskAdded(task.path, task.properties)) }
     }
 
     /// Applies an event and queues its effects, in order, without suspending.

@@ -120,7 +120,11 @@ package struct HaulDaemon: Service {
             // The tasks' outbox is sent from the start: restoring exports every task through it.
             group.addTask { await tasks.run() }
             // Before the name is taken, so that the first caller already sees every task.
-            await tasks.restore()
+            if let bridge {
+                await tasks.restore { restored in await bridge.tasksRestored(restored) }
+            } else {
+                await tasks.restore()
+            }
             switch try await connection.requestName(HaulBus.name) {
             case .primaryOwner, .alreadyOwner:
                 break

@@ -49,7 +49,9 @@ enum ManagerService {
             // share the disk's syncs. No client can name a task before its creation has answered.
             concurrentMethods: Set(
                 [ManagerMethod.download, .downloadWithOptions, .upload, .uploadWithOptions].map(\.rawValue)
-            )
+            ),
+            // Ten thousand tasks take seconds: other clients are answered between two batches of tasks.
+            interleavedMethods: Set([ManagerMethod.suspendAll, .resumeAll, .cancelAll].map(\.rawValue))
         )
     }
 

@@ -4,10 +4,17 @@ package import DBusKit
 /// their changes and signals sent, in the order asked. `DBusObjectServer` in hauld; their in-process tests give a
 /// recording fake that calls the exported handlers directly, as the desktop bridge's tests do with `DesktopBus`.
 package protocol ServiceBus: Sendable {
-    func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath) async throws
+    /// `announced`: whether the object manager sends `InterfacesAdded` for it.
+    func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath, announced: Bool) async throws
     func unexport(_ path: ObjectPath) async throws
     func updateProperties(_ changes: [String: DBusValue], interface: String, at path: ObjectPath) async throws
     func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws
+}
+
+extension ServiceBus {
+    func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath) async throws {
+        try await export(interfaces, at: path, announced: true)
+    }
 }
 
 extension DBusObjectServer: ServiceBus {}

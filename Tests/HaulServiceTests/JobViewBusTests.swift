@@ -79,6 +79,34 @@ import Testing
         }
     }
 
+    /// A transfer that hauld restores at its next start is a job again: the desktop bridge is handed the restored
+    /// tasks (they are exported before hauld owns its name, without `InterfacesAdded`) and follows their changes.
+    @Test func aRestoredTransferIsAJobAgain() async throws {
+        try await DesktopFixture.with { desktop throws in
+            let kde = try await FakeJobViewServer.start(on: desktop.bus)
+            try await desktop.withHauld { f throws in
+                // 80 s unless stopped.
+                let task = try await f.download("/gen/32m?seed=34&throttle=400000", to: "again.bin")
+                try await f.wait(task, received: 100_000)
+                _ = try await DesktopFixture.call("requestView", in: kde.log)
+                #expect(await f.daemon.hauld.stop().status == 0)
+            }
+            try await desktop.withHauld { f throws in
+                try await waitUntil("a second requestView", timeout: .seconds(20)) {
+                    await kde.log.calls("requestView").count == 2
+                }
+                let request = await kde.log.calls("requestView")[1]
+                #expect(request.vardict(2)["title"] == .string("Downloading again.bin"))
+                // Its progress goes on: past what the first run had received.
+                _ = try await DesktopFixture.call("update", in: kde.log) { call in
+                    call.path == "/org/kde/notificationmanager/jobs/JobView_2"
+                        && ((call.vardict(0)["processedBytes"]?.uint64Value) ?? 0) > 100_000
+                }
+            }
+            await kde.close()
+        }
+    }
+
     /// A panel that starts after hauld gets the running transfers; one that restarts gets them again; and
     /// stopping hauld ends the views quietly instead of leaving them to look crashed.
     @Test func theViewsFollowTheServerAndEndWhenHauldStops() async throws {

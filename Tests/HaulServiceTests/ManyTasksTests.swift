@@ -63,7 +63,8 @@ struct ManyTasksTests {
                 #expect(try await Self.transfersAtServer(server) <= Int(Self.maxRunning))
                 try await Task.sleep(for: .milliseconds(100))
             }
-            try await callManager(.suspendAll, fixture)
+            // Another client is answered while the `SuspendAll` is still at work.
+            #expect(try await anotherClientIsAnsweredDuring(.suspendAll, fixture))
             try await waitUntil("the server to see every transfer stop", timeout: .seconds(30)) {
                 try await Self.transfersAtServer(server) == 0
             }
@@ -119,6 +120,36 @@ struct ManyTasksTests {
         )
     }
 
+    /// Calls `method` from the fixture's client and, once it has suspended a first task, reads a Manager property
+    /// from another client: whether that answer came before the method's own.
+    private func anotherClientIsAnsweredDuring(_ method: ManagerMethod, _ fixture: DaemonFixture) async throws -> Bool {
+        let other = try await DBusConnection.connect(address: fixture.bus.address)
+        let changes = try await other.messages(matching: [
+            MatchRule(
+                kind: .signal, sender: DaemonFixture.name, pathNamespace: HaulBus.tasksPath,
+                interface: StandardInterfaces.properties.name, member: "PropertiesChanged"
+            )
+        ])
+        let answered = Answered()
+        let call = Task {
+            try await callManager(method, fixture)
+            await answered.set()
+        }
+        let suspended = DBusValue.variant(.string(TaskStateName.suspended.rawValue))
+        for await change in changes
+        where change.body.dropFirst().first?.stringDictionary?[TaskProperty.state.name] == suspended {
+            break
+        }
+        _ = try await other.property(
+            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
+            name: ManagerProperty.maxRunningTasks.name
+        )
+        let first = await !answered.value
+        try await call.value
+        await other.close()
+        return first
+    }
+
     /// The task numbers `haul ls` shows.
     private func haulList(_ fixture: DaemonFixture) async throws -> Set<UInt32> {
         let result = try await Command.run(Command.built("haul"), ["ls"], environment: fixture.bus.environment)
@@ -127,6 +158,12 @@ struct ManyTasksTests {
             line.split(separator: " ").first.flatMap { UInt32($0) }
         })
     }
+}
+
+/// Whether a call has answered, set by the task that made it.
+private actor Answered {
+    private(set) var value = false
+    func set() { value = true }
 }
 
 extension Sequence {

@@ -37,7 +37,7 @@ final class RecordingServiceBus: ServiceBus {
 
     // MARK: ServiceBus
 
-    func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath) async throws {
+    func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath, announced: Bool) async throws {
         await Task.yield()
         try objects.withLock { objects in
             for interface in interfaces {
@@ -52,7 +52,7 @@ final class RecordingServiceBus: ServiceBus {
                 exported.properties = exported.properties.filter { interface.description.property($0.key) != nil }
                 objects[path, default: [:]][interface.description.name] = exported
             }
-            guard isManaged(path) else { return }
+            guard announced, isManaged(path) else { return }
             var entries = StandardInterfaces.common.map { DBusDictEntry(.string($0.name), .vardict([:])) }
             for name in interfaces.map(\.description.name).sorted() {
                 entries.append(DBusDictEntry(.string(name), .vardict(objects[path]?[name]?.properties ?? [:])))

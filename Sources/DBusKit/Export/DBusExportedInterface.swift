@@ -26,16 +26,22 @@ public struct DBusExportedInterface: Sendable {
     /// and goes on. For calls that wait on something slow (a disk) and whose order with a client's other calls does
     /// not matter, such as those creating a new object.
     public var concurrentMethods: Set<String>
+    /// Long methods that let other clients' calls in while they wait, but keep their own client's later calls (and
+    /// its departure) waiting until they have answered: for calls that work in batches over many objects, where
+    /// what another client asks meanwhile is as if it came between two batches.
+    public var interleavedMethods: Set<String>
 
     public init(
         _ description: DBusInterfaceDescription, methods: [String: MethodHandler] = [:],
-        properties: [String: DBusValue] = [:], setProperty: PropertySetter? = nil, concurrentMethods: Set<String> = []
+        properties: [String: DBusValue] = [:], setProperty: PropertySetter? = nil, concurrentMethods: Set<String> = [],
+        interleavedMethods: Set<String> = []
     ) {
         self.description = description
         self.methods = methods
         self.properties = properties
         self.setProperty = setProperty
         self.concurrentMethods = concurrentMethods
+        self.interleavedMethods = interleavedMethods
     }
 
     /// Programming errors in an export: every method handled, every property present and of its type.

@@ -2,8 +2,10 @@
 /// and `ObjectManager`, and emits signals.
 ///
 /// Method calls are handled one at a time in arrival order, together with peer departures, so that a
-/// client's calls and its disappearance are seen in the order the bus sent them; only an interface's
-/// `concurrentMethods` are started and left to finish while the next calls are handled. Every call is answered:
+/// client's calls and its disappearance are seen in the order the bus sent them. Two kinds of method are let off
+/// that line: an interface's `concurrentMethods` are started and left to finish while the next calls are handled,
+/// and its `interleavedMethods` are too, but the same client's later calls and its departure wait until one has
+/// answered (``CallOrder``). Every call is answered:
 /// unknown objects, interfaces, members and wrong signatures get the standard error names, and a handler's
 /// failure becomes an error reply, never a crash.
 ///
@@ -15,6 +17,8 @@ public actor DBusObjectServer {
     private var objects: [ObjectPath: [String: ExportedState]] = [:]
     private var managers: Set<ObjectPath> = []
     private var peerVanished: (@Sendable (String) async -> Void)?
+    /// Who waits for whom: the calls and departures held behind an interleaved call.
+    private var order = CallOrder()
     /// The layout of each interface exported so far, by name, shared by every object exporting it.
     private var layouts: [String: PropertyLayout] = [:]
 
@@ -55,31 +59,46 @@ public actor DBusObjectServer {
         incoming = try await connection.messages(matching: [.methodCalls, .nameOwnerChanged])
     }
 
-    /// Handles incoming calls until the task is cancelled or the connection closes (and the concurrent calls still
-    /// running have ended).
+    /// Handles incoming calls until the task is cancelled or the connection closes (and the calls still running have
+    /// ended).
     public func run() async {
+        let (inputs, continuation) = AsyncStream<CallOrder.Input>.makeStream()
         await withDiscardingTaskGroup { group in
-            for await message in incoming {
-                if message.kind == .methodCall {
-                    if isConcurrent(message) {
-                        group.addTask { await self.handle(message) }
-                    } else {
+            group.addTask { [incoming] in
+                for await message in incoming { continuation.yield(.message(message)) }
+                continuation.finish()
+            }
+            for await input in inputs {
+                for step in order.admit(input, mode: mode(of:)) {
+                    switch step {
+                    case .handle(let message, .serial):
                         await handle(message)
+                    case .handle(let message, .concurrent):
+                        group.addTask { await self.handle(message) }
+                    case .handle(let message, .interleaved):
+                        group.addTask {
+                            await self.handle(message)
+                            continuation.yield(.answered(sender: message.sender ?? ""))
+                        }
+                    case .departed(let name):
+                        await peerVanished?(name)
                     }
-                } else if let name = PeerDeparture.uniqueName(from: message), let peerVanished {
-                    await peerVanished(name)
                 }
             }
         }
     }
 
-    /// Whether the call goes to one of its interface's `concurrentMethods`.
-    private func isConcurrent(_ message: DBusMessage) -> Bool {
-        guard let path = message.path, let member = message.member, let interfaces = objects[path] else { return false }
-        if let name = message.interface {
-            return interfaces[name]?.exported.concurrentMethods.contains(member) ?? false
+    /// How the call's method runs beside the others (serially when the path, interface or member is unknown: it is
+    /// answered with an error at once).
+    private func mode(of message: DBusMessage) -> CallOrder.Mode {
+        guard let path = message.path, let member = message.member, let interfaces = objects[path] else {
+            return .serial
         }
-        return interfaces.values.contains { $0.exported.concurrentMethods.contains(member) }
+        let candidates: [ExportedState] =
+            if let name = message.interface { interfaces[name].map { [$0] } ?? [] } else { Array(interfaces.values) }
+        if candidates.contains(where: { $0.exported.concurrentMethods.contains(member) }) { return .concurrent }
+        if candidates.contains(where: { $0.exported.interleavedMethods.contains(member) }) { return .interleaved }
+        return .serial
     }
 
     /// Called, in order with method calls, with the unique name of each peer that leaves the bus.
@@ -94,8 +113,9 @@ public actor DBusObjectServer {
         managers.insert(path)
     }
 
-    /// Exports interfaces at `path` (added to those already there) and announces them to its object manager.
-    public func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath) throws {
+    /// Exports interfaces at `path` (added to those already there) and, if `announced`, announces them to its object
+    /// manager (`InterfacesAdded`). Unannounced only while no client can hear it anyway.
+    public func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath, announced: Bool = true) throws {
         for interface in interfaces {
             try interface.validate()
             guard objects[path]?[interface.description.name] == nil else {
@@ -111,7 +131,7 @@ public actor DBusObjectServer {
                 exported: exported, layout: layout, values: layout.names.map { interface.properties[$0]! }
             )
         }
-        if let manager = manager(of: path) {
+        if announced, let manager = manager(of: path) {
             try emitSignal(
                 path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesAdded",
                 [.objectPath(path), interfacesAndProperties(interfaces.map(\.description.name), at: path)]

@@ -188,7 +188,9 @@ package struct TrayMenu: Sendable, Equatable {
 
     /// The items whose properties differ from `old`'s, with the properties that changed, by id.
     package func updates(since old: TrayMenu) -> [Update] {
-        Item.allCases.compactMap { item in
+        // Most task changes leave the menu as it was: no item's properties need working out then.
+        guard self != old else { return [] }
+        return Item.allCases.compactMap { item in
             let before = old.properties(of: item)
             let changed = properties(of: item).filter { before[$0.key] != $0.value }
             return changed.isEmpty ? nil : Update(item: item, properties: changed)

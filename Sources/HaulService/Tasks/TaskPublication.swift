@@ -3,7 +3,8 @@ import DBusKit
 /// What the task service sends out, queued in its `Outbox` in the order its state changed and sent in that order by
 /// `TaskService.run()`.
 enum TaskPublication: Sendable, CustomStringConvertible {
-    case export(DBusExportedInterface, at: ObjectPath)
+    /// `announced`: with an `InterfacesAdded`.
+    case export(DBusExportedInterface, at: ObjectPath, announced: Bool)
     case unexport(ObjectPath)
     case taskProperties([String: DBusValue], at: ObjectPath)
     case managerProperties([String: DBusValue])
@@ -13,7 +14,7 @@ enum TaskPublication: Sendable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .export(_, let path): "the export of \(path)"
+        case .export(_, let path, _): "the export of \(path)"
         case .unexport(let path): "the removal of \(path)"
         case .taskProperties(_, let path): "the properties of \(path)"
         case .managerProperties: "the Manager's properties"

@@ -81,15 +81,29 @@ actor TaskService {
 
     // MARK: Restoring and stopping
 
+    /// A restored task as `InterfacesAdded` would show it: its object path and every property.
+    typealias RestoredTask = (path: ObjectPath, properties: [String: DBusValue])
+
     /// Exports every saved task in the state it had. Nothing starts yet: see `continueRestored()`.
-    func restore() async {
+    ///
+    /// Called before hauld owns its name, when no client following `org.haul.Haul1` can hear an `InterfacesAdded`
+    /// (the bus routes a signal to a rule naming a well-known sender only while the sender owns that name): none is
+    /// sent, which spares ten thousand signals at every start. Clients read the tasks with `GetManagedObjects` once the
+    /// name appears; the desktop bridge, which follows hauld's unique name, is handed them, a batch at a time, by
+    /// `handOver`.
+    func restore(handingTo handOver: (@Sendable ([RestoredTask]) async -> Void)? = nil) async {
         let contents = store.loadAll()
         let records = contents.records
         for problem in contents.problems { logger.warning("skipping a saved task: \(problem)") }
         nextID = store.nextID(taken: contents.takenIDs)
         restoredIDs = contents.takenIDs
+        var restored: [RestoredTask] = []
         for (index, record) in records.enumerated() {
-            if index % Self.batch == Self.batch - 1 { await settled() }
+            if index % Self.batch == Self.batch - 1 {
+                await settled()
+                await handOver?(restored)
+                restored = []
+            }
             let task = ManagedTask(record: record)
             if record.kind == .download { task.probe.set(bytes: task.bytesOnDisk, expected: record.expectedTotal) }
             queue.restore(
@@ -102,10 +116,12 @@ actor TaskService {
             }
             tasks[record.id] = task
             paths.insert(record.id, at: record.path)
-            export(task)
+            let properties = export(task, announced: false)
+            if handOver != nil { restored.append((task.path, properties)) }
         }
         if !records.isEmpty { logger.info("restored \(records.count) task(s)") }
         await settled()
+        await handOver?(restored)
     }
 
     /// Continues the restored tasks in their saved order. Called once hauld owns the bus name: a second hauld that
@@ -360,10 +376,14 @@ actor TaskService {
 
     // MARK: Publishing
 
-    private func export(_ task: ManagedTask) {
+    /// Exports the task with its properties, which it returns. `announced`: see `restore(handingTo:)` for the tasks
+    /// that are not.
+    @discardableResult
+    private func export(_ task: ManagedTask, announced: Bool = true) -> [String: DBusValue] {
         var interface = taskInterface
         interface.properties = properties(of: task.record.id) ?? [:]
-        outbox.send(.export(interface, at: task.path))
+        outbox.send(.export(interface, at: task.path, announced: announced))
+        return interface.properties
     }
 
     /// The task interface with its handlers, built once and shared by every task object (ten thousand tasks would
@@ -432,8 +452,8 @@ actor TaskService {
     private nonisolated func send(_ publication: TaskPublication) async {
         do {
             switch publication {
-            case .export(let interface, let path):
-                try await objects.export([interface], at: path)
+            case .export(let interface, let path, let announced):
+                try await objects.export([interface], at: path, announced: announced)
             case .unexport(let path):
                 try await objects.unexport(path)
             case .taskProperties(let properties, let path):
