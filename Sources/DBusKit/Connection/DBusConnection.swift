@@ -170,13 +170,23 @@ public actor DBusConnection {
     /// Signal rules are added to the bus before this returns and removed when the stream ends. A method call
     /// that no stream takes is answered `UnknownMethod` by libdbus, so every call gets a reply.
     public func messages(matching rules: [MatchRule]) async throws -> AsyncStream<DBusMessage> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
+        try await route(matching: rules, into: continuation) { $0 }
+        return stream
+    }
+
+    /// As `messages(matching:)`, into a stream the caller made, each message wrapped by `wrap`: for a subscriber that
+    /// puts inputs of its own in the same stream, in order with the messages, without a task to forward them.
+    package func route<Element>(
+        matching rules: [MatchRule], into continuation: AsyncStream<Element>.Continuation,
+        as wrap: @escaping @Sendable (DBusMessage) -> Element
+    ) async throws {
         // Not just `isClosed`: after the bus has gone, `Disconnected` has already finished every stream, and a new
         // one (of method-call rules, which need no `AddMatch` to fail) would never end.
         guard isConnected else { throw DBusError.disconnected("the connection is closed") }
         let id = nextRouteID
         nextRouteID += 1
-        let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
-        routes[id] = Route(rules: rules, continuation: continuation)
+        routes[id] = Route(rules: rules, yield: { continuation.yield(wrap($0)) }, finish: { continuation.finish() })
         let names = Route.wellKnownSenders(rules)
         // Counted at once, as `removeRoute` uncounts them, even if following one fails.
         for name in names { followedNames[name, default: FollowedName()].routes += 1 }
@@ -193,12 +203,11 @@ public actor DBusConnection {
             removeRoute(id)
             throw error
         }
-        return stream
     }
 
     private func removeRoute(_ id: UInt64) {
         guard let route = routes.removeValue(forKey: id) else { return }
-        route.continuation.finish()
+        route.finish()
         let names = Route.wellKnownSenders(route.rules)
         for name in names {
             followedNames[name]?.routes -= 1
@@ -260,7 +269,7 @@ public actor DBusConnection {
         let owners = followedNames
         for route in routes.values
         where route.rules.contains(where: { $0.matches(message, ownerOf: { owners[$0]?.owner }) }) {
-            route.continuation.yield(message)
+            route.yield(message)
             taken = true
         }
         return taken
@@ -269,7 +278,7 @@ public actor DBusConnection {
     private func finishEverything() {
         let routes = self.routes
         self.routes = [:]
-        for route in routes.values { route.continuation.finish() }
+        for route in routes.values { route.finish() }
         failPendingCalls(DBusError.disconnected("the connection was closed"))
     }
 
@@ -302,7 +311,10 @@ public actor DBusConnection {
 /// One subscriber of incoming messages.
 struct Route {
     let rules: [MatchRule]
-    let continuation: AsyncStream<DBusMessage>.Continuation
+    /// Hands a matching message to the subscriber's stream.
+    let yield: @Sendable (DBusMessage) -> Void
+    /// Ends the subscriber's stream.
+    let finish: @Sendable () -> Void
 
     static func wellKnownSenders(_ rules: [MatchRule]) -> [String] {
         Array(Set(rules.compactMap(\.wellKnownSender))).sorted()

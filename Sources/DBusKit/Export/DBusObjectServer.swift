@@ -13,7 +13,11 @@
 /// (when the exporter shares them) handlers are held once, and an object keeps only its values, in an array.
 public actor DBusObjectServer {
     public nonisolated let connection: DBusConnection
-    private let incoming: AsyncStream<DBusMessage>
+    /// The method calls and `NameOwnerChanged` signals the connection routes here, and the answers of interleaved
+    /// calls, in one stream.
+    private let inputs: AsyncStream<CallOrder.Input>
+    /// Where the connection puts the messages, and an interleaved call its answer.
+    private let feed: AsyncStream<CallOrder.Input>.Continuation
     private var objects: [ObjectPath: [String: ExportedState]] = [:]
     private var managers: Set<ObjectPath> = []
     private var peerVanished: (@Sendable (String) async -> Void)?
@@ -56,18 +60,14 @@ public actor DBusObjectServer {
     /// Starts receiving the connection's method calls (queued until `run()` handles them).
     public init(connection: DBusConnection) async throws {
         self.connection = connection
-        incoming = try await connection.messages(matching: [.methodCalls, .nameOwnerChanged])
+        (inputs, feed) = AsyncStream.makeStream()
+        try await connection.route(matching: [.methodCalls, .nameOwnerChanged], into: feed) { .message($0) }
     }
 
     /// Handles incoming calls until the task is cancelled or the connection closes (and the calls still running have
     /// ended).
     public func run() async {
-        let (inputs, continuation) = AsyncStream<CallOrder.Input>.makeStream()
         await withDiscardingTaskGroup { group in
-            group.addTask { [incoming] in
-                for await message in incoming { continuation.yield(.message(message)) }
-                continuation.finish()
-            }
             for await input in inputs {
                 for step in order.admit(input, mode: mode(of:)) {
                     switch step {
@@ -78,7 +78,7 @@ public actor DBusObjectServer {
                     case .handle(let message, .interleaved):
                         group.addTask {
                             await self.handle(message)
-                            continuation.yield(.answered(sender: message.sender ?? ""))
+                            self.feed.yield(.answered(sender: message.sender ?? ""))
                         }
                     case .departed(let name):
                         await peerVanished?(name)
