@@ -17,7 +17,7 @@ package struct DesktopModel: Sendable {
     private var jobViews = JobViewBook()
     private var notifications = NotificationQueue()
     private var shownNotifications = NotificationBook()
-    private var toolTip = TrayToolTipSchedule(shown: TrayToolTip(tasks: []))
+    private var toolTip = TrayToolTipSchedule(shown: TrayToolTip(tasks: [TaskSnapshot]()))
     private var manager = ManagerSnapshot()
     /// The Manager's properties heard of in `PropertiesChanged`: newer than a `GetAll` answer that arrives later.
     private var managerSignalled: Set<String> = []
@@ -146,7 +146,7 @@ package struct DesktopModel: Sendable {
     }
 
     private func currentToolTip() -> TrayToolTip {
-        TrayToolTip(tasks: tasks.values.filter(\.isUnfinished))
+        TrayToolTip(tasks: tasks.values)
     }
 
     private func jobViewActions(_ actions: [JobViewBook.Action]) -> [DesktopEffect] {

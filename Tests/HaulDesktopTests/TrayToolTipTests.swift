@@ -5,7 +5,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct TrayToolTipTests {
     @Test func idle() {
-        #expect(TrayToolTip(tasks: []).subTitle == "No transfers running")
+        #expect(TrayToolTip(tasks: [TaskSnapshot]()).subTitle == "No transfers running")
         #expect(TrayToolTip(tasks: [Tasks.download(.completed)]).subTitle == "No transfers running")
     }
 

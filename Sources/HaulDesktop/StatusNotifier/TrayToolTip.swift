@@ -10,12 +10,24 @@ package struct TrayToolTip: Sendable, Equatable {
     /// Beyond this many, the rest are only counted.
     static let namedTransfers = 3
 
-    /// The tooltip of `tasks`, in any order: the running ones are named by id (only they are sorted, as a thousand
-    /// queued tasks would be each second).
-    package init(tasks: [TaskSnapshot]) {
+    /// The tooltip of `tasks`, in any order, read once without copying them: the running ones are named by id (only
+    /// they are sorted, as a thousand queued tasks would be each second).
+    package init(tasks: some Sequence<TaskSnapshot>) {
         title = KDEJobView.applicationName
-        let running = tasks.filter(\.isRunning).sorted { $0.id < $1.id }
-        let suspended = tasks.filter(\.isSuspended).count
+        var running: [TaskSnapshot] = []
+        var suspended = 0
+        var queued = 0
+        /// The queued tasks' reasons, up to two: with two or more, none is named.
+        var reasons: Set<String> = []
+        for task in tasks {
+            if task.isRunning { running.append(task) }
+            if task.isSuspended { suspended += 1 }
+            if task.state == .queued {
+                queued += 1
+                if reasons.count < 2 { reasons.insert(WaitingReason.phrase(for: task) ?? "") }
+            }
+        }
+        running.sort { $0.id < $1.id }
         var parts: [String] = []
         if !running.isEmpty {
             let named = running.prefix(Self.namedTransfers).map { task in
@@ -26,12 +38,10 @@ package struct TrayToolTip: Sendable, Equatable {
             let count = running.count == 1 ? "1 transfer" : "\(running.count) transfers"
             parts.append("\(count): \(named.joined(separator: ", "))\(more)")
         }
-        let queued = tasks.filter { $0.state == .queued }
-        if !queued.isEmpty {
+        if queued > 0 {
             // Their reason when they share one; several reasons would not fit a tooltip's line.
-            let reasons = Set(queued.map { WaitingReason.phrase(for: $0) ?? "" })
             let reason = reasons.count == 1 ? reasons.first.flatMap { $0.isEmpty ? nil : ", \($0)" } ?? "" : ""
-            parts.append("\(queued.count) queued\(reason)")
+            parts.append("\(queued) queued\(reason)")
         }
         if suspended > 0 { parts.append("\(suspended) suspended") }
         subTitle = parts.isEmpty ? "No transfers running" : parts.joined(separator: "; ")

@@ -97,6 +97,7 @@ actor TaskService {
         for problem in contents.problems { logger.warning("skipping a saved task: \(problem)") }
         nextID = store.nextID(taken: contents.takenIDs)
         restoredIDs = contents.takenIDs
+        tasks.reserveCapacity(records.count)
         var restored: [RestoredTask] = []
         for (index, record) in records.enumerated() {
             if index % Self.batch == Self.batch - 1 {
