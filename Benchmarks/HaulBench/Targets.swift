@@ -110,7 +110,9 @@ enum Targets {
                 scale.maxRunningTasks == 0 || scale.mostConnectionsAtOnce <= scale.maxRunningTasks)
             add("\(tasks): creation ≥ 1,000 tasks/s from \(scale.clients) clients",
                 String(format: "%.0f/s", scale.creationPerSecond), scale.creationPerSecond >= 1000)
-            add("\(tasks): RSS ≤ 60 MB", megabytes(scale.residentBytes), scale.residentBytes <= 60_000_000)
+            // Once created, and after a restart on the same state.
+            let resident = max(scale.residentBytes, scale.restartedResidentBytes)
+            add("\(tasks): RSS ≤ 60 MB, created and restarted", megabytes(resident), resident <= 60_000_000)
             add("\(tasks): SIGTERM exits within 2 s", ms(scale.sigtermExitMilliseconds),
                 scale.sigtermExitMilliseconds <= 2000)
         }

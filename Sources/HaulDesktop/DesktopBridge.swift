@@ -7,7 +7,8 @@ package import ServiceKit
 /// and notifications with buttons when transfers end.
 ///
 /// It is a client of the public contract only, on a connection of its own (``DesktopBus``): it follows the tasks
-/// through the ObjectManager and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
+/// through the ObjectManager (but for those hauld restores at start, handed over as `InterfacesAdded` would show them:
+/// ``tasksRestored(_:)``) and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
 /// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel`/`Retry` like any
 /// other client (and, from the tray icon's menu, the Manager's `SuspendAll`/`ResumeAll`/`CancelAll` and
 /// `DownloadRateLimit`).

@@ -94,11 +94,13 @@ public actor DBusObjectServer {
         guard let path = message.path, let member = message.member, let interfaces = objects[path] else {
             return .serial
         }
-        let candidates: [ExportedState] =
-            if let name = message.interface { interfaces[name].map { [$0] } ?? [] } else { Array(interfaces.values) }
-        if candidates.contains(where: { $0.exported.concurrentMethods.contains(member) }) { return .concurrent }
-        if candidates.contains(where: { $0.exported.interleavedMethods.contains(member) }) { return .interleaved }
-        return .serial
+        let declared = { (state: ExportedState) -> CallOrder.Mode? in
+            if state.exported.concurrentMethods.contains(member) { return .concurrent }
+            if state.exported.interleavedMethods.contains(member) { return .interleaved }
+            return nil
+        }
+        if let name = message.interface { return interfaces[name].flatMap(declared) ?? .serial }
+        return interfaces.values.lazy.compactMap(declared).first ?? .serial
     }
 
     /// Called, in order with method calls, with the unique name of each peer that leaves the bus.
