@@ -125,7 +125,8 @@ profile "$work/start.names" start 3
 # An idle hauld after a use has run this too, and its code stays resident: async-http-client closes the connections
 # it pooled after 60 s unused, and a minute after the last transfer hauld trims its heap once more.
 profile "$work/use.names" use 75
-if $append; then grep -v '^#' "$output" >"$work/previous.names"; else : >"$work/previous.names"; fi
+# sed rather than grep, which fails on an order with no name in it.
+if $append; then sed '/^#/d' "$output" >"$work/previous.names"; else : >"$work/previous.names"; fi
 {
     echo "# The functions hauld runs, in the order the lean build links them: start-up first, then a typical use."
     echo "# Made by scripts/link/hauld-order.sh; see there."
