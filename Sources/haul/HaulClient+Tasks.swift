@@ -48,12 +48,13 @@ extension HaulClient {
             )
         }
         guard case .dictionary(_, _, let objects)? = reply.first else { return [] }
+        // Read in place: hashing every object's interfaces and properties into dictionaries was a quarter of the time.
         return objects.compactMap { object in
             guard let path = object.key.objectPathValue, HaulBus.taskID(of: path) != nil,
-                let interfaces = object.value.stringDictionary,
-                let properties = interfaces[HaulBus.taskInterface]?.stringDictionary
+                let task = object.value.dictionaryEntries?.first(where: { $0.key == .string(HaulBus.taskInterface) }),
+                let properties = task.value.dictionaryEntries
             else { return nil }
-            return TaskInfo(path: path, properties: properties)
+            return TaskInfo(path: path, entries: properties)
         }
     }
 

@@ -12,6 +12,11 @@ struct TaskInfo {
         snapshot = TaskSnapshot(properties: properties)
     }
 
+    init(path: ObjectPath, entries: [DBusDictEntry]) {
+        self.path = path
+        snapshot = TaskSnapshot(entries: entries)
+    }
+
     var id: UInt32 { snapshot.id }
     var kind: String { snapshot.kind?.rawValue ?? "" }
     var state: String { snapshot.state?.rawValue ?? "" }

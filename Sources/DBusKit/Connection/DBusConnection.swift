@@ -105,26 +105,26 @@ public actor DBusConnection {
 
     /// Sends a message without waiting for any reply (signals, replies, fire-and-forget calls).
     public func send(_ message: DBusMessage) throws(DBusError) {
-        try send(message, validated: false)
+        try send(MessageCodec.encode(message))
     }
 
-    private func send(_ message: DBusMessage, validated: Bool) throws(DBusError) {
+    private func send(_ message: MessageCodec.Encoded) throws(DBusError) {
         guard !isClosed else { throw .disconnected("the connection is closed") }
-        let raw = try MessageCodec.encode(message, validated: validated)
+        let raw = try MessageCodec.libdbusMessage(message)
         defer { dbus_message_unref(raw) }
         guard dbus_connection_send(handle.pointer, raw, nil) != 0 else {
             throw .failed("out of memory while queueing a message")
         }
     }
 
-    /// Validates a message now and sends it from the connection's queue without suspending the caller.
+    /// Validates and marshals a message now and sends it from the connection's queue without suspending the caller.
     ///
     /// Messages enqueued from one context go out in the order they were enqueued, which is what signals
     /// announcing successive changes need.
     public nonisolated func enqueue(_ message: DBusMessage) throws(DBusError) {
-        try MessageCodec.validate(message)
+        let encoded = try MessageCodec.encode(message)
         executor.queue.async { [weak self] in
-            self?.assumeIsolated { try? $0.send(message, validated: true) }
+            self?.assumeIsolated { try? $0.send(encoded) }
         }
     }
 
@@ -134,7 +134,7 @@ public actor DBusConnection {
         try Task.checkCancellation()
         var message = message
         message.noReplyExpected = false
-        let raw = try MessageCodec.encode(message)
+        let raw = try MessageCodec.libdbusMessage(MessageCodec.encode(message))
         defer { dbus_message_unref(raw) }
         var pending: OpaquePointer?
         guard dbus_connection_send_with_reply(handle.pointer, raw, &pending, Self.milliseconds(timeout)) != 0,

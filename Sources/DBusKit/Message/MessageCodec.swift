@@ -1,38 +1,36 @@
 import CDBus
 
-/// Converts between `DBusMessage` values and libdbus messages. Used only on a connection's queue.
+/// Converts between `DBusMessage` values and libdbus messages.
+///
+/// A message is marshalled in Swift (`WireWriter`) and handed to libdbus to load, which validates every byte the way
+/// the bus will; a received one is copied out of libdbus in its wire form and read in Swift (`WireReader`). Messages
+/// that carry file descriptors go through libdbus's iterators instead (`IteratorCodec`).
 enum MessageCodec {
-    /// Builds a libdbus message (+1 reference) after validating everything libdbus would abort on (unless the caller
-    /// already has: a large reply's walk is not free).
-    static func encode(_ message: DBusMessage, validated: Bool = false) throws(DBusError) -> OpaquePointer {
-        if !validated { try validate(message) }
+    /// A message checked and made ready for libdbus, on any thread; `libdbusMessage` then makes it on the connection's
+    /// queue.
+    enum Encoded: Sendable {
+        case marshalled([UInt8])
+        case withFileDescriptors(DBusMessage)
+    }
 
-        let type: Int32 = switch message.kind {
-        case .methodCall: CDBUS_MESSAGE_TYPE_METHOD_CALL
-        case .methodReturn: CDBUS_MESSAGE_TYPE_METHOD_RETURN
-        case .error: CDBUS_MESSAGE_TYPE_ERROR
-        case .signal: CDBUS_MESSAGE_TYPE_SIGNAL
+    /// Checks everything libdbus would refuse or abort on, and marshals the message unless it carries file
+    /// descriptors.
+    static func encode(_ message: DBusMessage) throws(DBusError) -> Encoded {
+        try validateHeader(message)
+        do {
+            return .marshalled(try WireWriter.message(message))
+        } catch let error where error == WireWriter.fileDescriptorMet {
+            for value in message.body { try value.validate() }
+            return .withFileDescriptors(message)
         }
-        guard let raw = dbus_message_new(type) else { throw .failed("out of memory") }
-        var ok = true
-        if let path = message.path { ok = ok && dbus_message_set_path(raw, path.rawValue) != 0 }
-        if let interface = message.interface { ok = ok && dbus_message_set_interface(raw, interface) != 0 }
-        if let member = message.member { ok = ok && dbus_message_set_member(raw, member) != 0 }
-        if let destination = message.destination { ok = ok && dbus_message_set_destination(raw, destination) != 0 }
-        if let errorName = message.errorName { ok = ok && dbus_message_set_error_name(raw, errorName) != 0 }
-        if message.replySerial != 0 { ok = ok && dbus_message_set_reply_serial(raw, message.replySerial) != 0 }
-        if message.kind != .methodCall || message.noReplyExpected { dbus_message_set_no_reply(raw, 1) }
+    }
 
-        var iter = DBusMessageIter()
-        dbus_message_iter_init_append(raw, &iter)
-        for value in message.body where ok {
-            ok = append(value, to: &iter)
+    /// The libdbus message (+1 reference) for an encoded one, its serial left for the connection to assign.
+    static func libdbusMessage(_ encoded: Encoded) throws(DBusError) -> OpaquePointer {
+        switch encoded {
+        case .marshalled(let bytes): return try load(bytes)
+        case .withFileDescriptors(let message): return try build(message)
         }
-        guard ok else {
-            dbus_message_unref(raw)
-            throw .failed("could not build the message (out of memory)")
-        }
-        return raw
     }
 
     /// Decodes a libdbus message; returns nil for a message libdbus itself would not have accepted.
@@ -55,23 +53,58 @@ enum MessageCodec {
         message.member = dbus_message_get_member(raw).map { String(cString: $0) }
         message.errorName = dbus_message_get_error_name(raw).map { String(cString: $0) }
         message.noReplyExpected = dbus_message_get_no_reply(raw) != 0
-
-        var iter = DBusMessageIter()
-        if dbus_message_iter_init(raw, &iter) != 0 {
-            repeat {
-                guard let value = read(&iter) else { return nil }
-                message.body.append(value)
-            } while dbus_message_iter_next(&iter) != 0
+        do {
+            message.body = try body(of: raw)
+        } catch .fileDescriptor {
+            guard let body = IteratorCodec.body(of: raw) else { return nil }
+            message.body = body
+        } catch {
+            return nil
         }
         return message
     }
 
-    /// Everything libdbus would abort on, checked in Swift (pure, callable from any thread).
-    static func validate(_ message: DBusMessage) throws(DBusError) {
-        try validateHeader(message)
-        for value in message.body { try value.validate() }
+    // MARK: Encoding
+
+    /// Loads marshalled bytes into a libdbus message. Loading validates them as the bus would, so a mistake in the
+    /// marshalling is refused here instead of getting the connection dropped by the bus.
+    private static func load(_ bytes: [UInt8]) throws(DBusError) -> OpaquePointer {
+        var error = DBusErrorStorage()
+        defer { error.free() }
+        let loaded = bytes.withUnsafeBytes { bytes in
+            dbus_message_demarshal(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), &error.raw)
+        }
+        guard let loaded else { throw .invalidArgs(error.swiftError(fallback: "out of memory").message) }
+        defer { dbus_message_unref(loaded) }
+        // A copy has the serial 0, which the connection replaces with its next one when it sends it.
+        guard let copy = dbus_message_copy(loaded) else { throw .failed("out of memory") }
+        return copy
     }
 
+    private static func build(_ message: DBusMessage) throws(DBusError) -> OpaquePointer {
+        let type: Int32 = switch message.kind {
+        case .methodCall: CDBUS_MESSAGE_TYPE_METHOD_CALL
+        case .methodReturn: CDBUS_MESSAGE_TYPE_METHOD_RETURN
+        case .error: CDBUS_MESSAGE_TYPE_ERROR
+        case .signal: CDBUS_MESSAGE_TYPE_SIGNAL
+        }
+        guard let raw = dbus_message_new(type) else { throw .failed("out of memory") }
+        var ok = true
+        if let path = message.path { ok = ok && dbus_message_set_path(raw, path.rawValue) != 0 }
+        if let interface = message.interface { ok = ok && dbus_message_set_interface(raw, interface) != 0 }
+        if let member = message.member { ok = ok && dbus_message_set_member(raw, member) != 0 }
+        if let destination = message.destination { ok = ok && dbus_message_set_destination(raw, destination) != 0 }
+        if let errorName = message.errorName { ok = ok && dbus_message_set_error_name(raw, errorName) != 0 }
+        if message.replySerial != 0 { ok = ok && dbus_message_set_reply_serial(raw, message.replySerial) != 0 }
+        if message.kind != .methodCall || message.noReplyExpected { dbus_message_set_no_reply(raw, 1) }
+        guard ok, IteratorCodec.append(message.body, to: raw) else {
+            dbus_message_unref(raw)
+            throw .failed("could not build the message (out of memory)")
+        }
+        return raw
+    }
+
+    /// The header fields libdbus would abort on, checked in Swift with errors that say which.
     private static func validateHeader(_ message: DBusMessage) throws(DBusError) {
         if let interface = message.interface, !DBusNames.isValidInterface(interface) {
             throw .invalidArgs("invalid interface name '\(interface)'")
@@ -103,160 +136,22 @@ enum MessageCodec {
         }
     }
 
-    // MARK: Writing
+    // MARK: Decoding
 
-    private static func append(_ value: DBusValue, to iter: inout DBusMessageIter) -> Bool {
-        switch value {
-        case .byte(let v): return appendBasic(v, CDBUS_TYPE_BYTE, &iter)
-        case .boolean(let v): return appendBasic(dbus_bool_t(v ? 1 : 0), CDBUS_TYPE_BOOLEAN, &iter)
-        case .int16(let v): return appendBasic(v, CDBUS_TYPE_INT16, &iter)
-        case .uint16(let v): return appendBasic(v, CDBUS_TYPE_UINT16, &iter)
-        case .int32(let v): return appendBasic(v, CDBUS_TYPE_INT32, &iter)
-        case .uint32(let v): return appendBasic(v, CDBUS_TYPE_UINT32, &iter)
-        case .int64(let v): return appendBasic(v, CDBUS_TYPE_INT64, &iter)
-        case .uint64(let v): return appendBasic(v, CDBUS_TYPE_UINT64, &iter)
-        case .double(let v): return appendBasic(v, CDBUS_TYPE_DOUBLE, &iter)
-        case .unixFD(let fd): return appendBasic(fd.rawValue, CDBUS_TYPE_UNIX_FD, &iter)
-        case .string(let v): return appendString(v, CDBUS_TYPE_STRING, &iter)
-        case .objectPath(let v): return appendString(v.rawValue, CDBUS_TYPE_OBJECT_PATH, &iter)
-        case .signature(let v): return appendString(v.rawValue, CDBUS_TYPE_SIGNATURE, &iter)
-        case .array(let element, let values):
-            return appendContainer(CDBUS_TYPE_ARRAY, element.signature, &iter) { sub in
-                values.allSatisfy { append($0, to: &sub) }
-            }
-        case .dictionary(let key, let valueType, let entries):
-            return appendContainer(CDBUS_TYPE_ARRAY, "{\(key.signature)\(valueType.signature)}", &iter) { sub in
-                entries.allSatisfy { entry in
-                    appendContainer(CDBUS_TYPE_DICT_ENTRY, nil, &sub) { pair in
-                        append(entry.key, to: &pair) && append(entry.value, to: &pair)
-                    }
-                }
-            }
-        case .structure(let fields):
-            return appendContainer(CDBUS_TYPE_STRUCT, nil, &iter) { sub in fields.allSatisfy { append($0, to: &sub) } }
-        case .variant(let inner):
-            return appendContainer(CDBUS_TYPE_VARIANT, inner.type.signature, &iter) { sub in append(inner, to: &sub) }
-        }
-    }
-
-    private static func appendBasic<T: BitwiseCopyable>(_ value: T, _ type: Int32, _ iter: inout DBusMessageIter) -> Bool {
-        var value = value
-        return dbus_message_iter_append_basic(&iter, type, &value) != 0
-    }
-
-    private static func appendString(_ value: String, _ type: Int32, _ iter: inout DBusMessageIter) -> Bool {
-        value.withCString { pointer in
-            var pointer: UnsafePointer<CChar>? = pointer
-            return dbus_message_iter_append_basic(&iter, type, &pointer) != 0
-        }
-    }
-
-    private static func appendContainer(
-        _ type: Int32, _ signature: String?, _ iter: inout DBusMessageIter,
-        _ body: (inout DBusMessageIter) -> Bool
-    ) -> Bool {
-        var sub = DBusMessageIter()
-        let opened: Bool =
-            if let signature {
-                signature.withCString { dbus_message_iter_open_container(&iter, type, $0, &sub) != 0 }
-            } else {
-                dbus_message_iter_open_container(&iter, type, nil, &sub) != 0
-            }
-        guard opened else { return false }
-        guard body(&sub) else {
-            dbus_message_iter_abandon_container(&iter, &sub)
-            return false
-        }
-        return dbus_message_iter_close_container(&iter, &sub) != 0
-    }
-
-    // MARK: Reading
-
-    private static func read(_ iter: inout DBusMessageIter) -> DBusValue? {
-        switch dbus_message_iter_get_arg_type(&iter) {
-        case CDBUS_TYPE_BYTE: return .byte(readBasic(&iter, UInt8(0)))
-        case CDBUS_TYPE_BOOLEAN: return .boolean(readBasic(&iter, dbus_bool_t(0)) != 0)
-        case CDBUS_TYPE_INT16: return .int16(readBasic(&iter, Int16(0)))
-        case CDBUS_TYPE_UINT16: return .uint16(readBasic(&iter, UInt16(0)))
-        case CDBUS_TYPE_INT32: return .int32(readBasic(&iter, Int32(0)))
-        case CDBUS_TYPE_UINT32: return .uint32(readBasic(&iter, UInt32(0)))
-        case CDBUS_TYPE_INT64: return .int64(readBasic(&iter, Int64(0)))
-        case CDBUS_TYPE_UINT64: return .uint64(readBasic(&iter, UInt64(0)))
-        case CDBUS_TYPE_DOUBLE: return .double(readBasic(&iter, Double(0)))
-        case CDBUS_TYPE_UNIX_FD:
-            // libdbus hands out a duplicate that the reader owns.
-            return .unixFD(DBusFileDescriptor(owning: readBasic(&iter, Int32(-1))))
-        case CDBUS_TYPE_STRING: return .string(readString(&iter))
-        case CDBUS_TYPE_OBJECT_PATH: return ObjectPath(readString(&iter)).map(DBusValue.objectPath)
-        case CDBUS_TYPE_SIGNATURE: return (try? DBusSignature(readString(&iter))).map(DBusValue.signature)
-        case CDBUS_TYPE_ARRAY: return readArray(&iter)
-        case CDBUS_TYPE_STRUCT:
-            guard let fields = readChildren(&iter), !fields.isEmpty else { return nil }
-            return .structure(fields)
-        case CDBUS_TYPE_VARIANT:
-            // One value, read without the array `readChildren` would build: replies hold many variants.
-            var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
-            guard dbus_message_iter_get_arg_type(&sub) != CDBUS_TYPE_INVALID, let inner = read(&sub),
-                dbus_message_iter_next(&sub) == 0
-            else { return nil }
-            return .variant(inner)
-        default: return nil
-        }
-    }
-
-    private static func readBasic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ initial: T) -> T {
-        var value = initial
-        dbus_message_iter_get_basic(&iter, &value)
-        return value
-    }
-
-    private static func readString(_ iter: inout DBusMessageIter) -> String {
-        var pointer: UnsafePointer<CChar>?
-        dbus_message_iter_get_basic(&iter, &pointer)
-        return pointer.map { String(cString: $0) } ?? ""
-    }
-
-    /// The values inside the container at `iter`.
-    private static func readChildren(_ iter: inout DBusMessageIter) -> [DBusValue]? {
-        var sub = DBusMessageIter()
-        dbus_message_iter_recurse(&iter, &sub)
-        var values: [DBusValue] = []
-        while dbus_message_iter_get_arg_type(&sub) != CDBUS_TYPE_INVALID {
-            guard let value = read(&sub) else { return nil }
-            values.append(value)
-            dbus_message_iter_next(&sub)
-        }
-        return values
-    }
-
-    private static func readArray(_ iter: inout DBusMessageIter) -> DBusValue? {
-        // The full signature, so an empty array keeps its element type.
-        guard let cSignature = dbus_message_iter_get_signature(&iter) else { return nil }
-        let signature = String(cString: cSignature)
-        dbus_free(cSignature)
-        guard let type = try? DBusType(signature: signature) else { return nil }
-        switch type {
-        case .dictionary(let key, let value):
-            var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
-            var entries: [DBusDictEntry] = []
-            while dbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_DICT_ENTRY {
-                // The key and the value, read in place (a reply may hold hundreds of thousands of entries).
-                var pair = DBusMessageIter()
-                dbus_message_iter_recurse(&sub, &pair)
-                guard let key = read(&pair), dbus_message_iter_next(&pair) != 0, let value = read(&pair),
-                    dbus_message_iter_next(&pair) == 0
-                else { return nil }
-                entries.append(DBusDictEntry(key, value))
-                dbus_message_iter_next(&sub)
-            }
-            return .dictionary(key: key, value: value, entries)
-        case .array(let element):
-            guard let values = readChildren(&iter) else { return nil }
-            return .array(element, values)
-        default:
-            return nil
-        }
+    /// The body of `raw`, copied out in its wire form and read.
+    private static func body(of raw: OpaquePointer) throws(WireReader.Failure) -> [DBusValue] {
+        guard let cSignature = dbus_message_get_signature(raw) else { throw .malformed }
+        guard cSignature.pointee != 0 else { return [] }
+        guard let types = try? DBusType.parse(signature: String(cString: cSignature)) else { throw .malformed }
+        var data: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(raw, &data, &length) != 0, let data else { throw .malformed }
+        defer { dbus_free(data) }
+        let message = UnsafeRawBufferPointer(start: data, count: Int(length))
+        guard let offset = WireFormat.bodyOffset(of: message) else { throw .malformed }
+        var reader = WireReader(
+            body: UnsafeRawBufferPointer(rebasing: message[offset...]), bigEndian: message[0] == UInt8(ascii: "B")
+        )
+        return try reader.read(types)
     }
 }

@@ -15,6 +15,10 @@ extension DBusValue {
     /// The elements of an array.
     public var arrayValue: [DBusValue]? { if case .array(_, let v) = self { v } else { nil } }
 
+    /// The entries of a dictionary, in wire order and without hashing them: a reply listing ten thousand objects holds
+    /// some 200,000.
+    public var dictionaryEntries: [DBusDictEntry]? { if case .dictionary(_, _, let v) = self { v } else { nil } }
+
     /// A string-keyed dictionary, such as `a{sv}`; nil for other types or duplicate keys.
     public var stringDictionary: [String: DBusValue]? {
         guard case .dictionary(.string, _, let entries) = self else { return nil }

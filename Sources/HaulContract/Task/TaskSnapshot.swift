@@ -34,36 +34,45 @@ package struct TaskSnapshot: Sendable, Equatable {
         apply(properties)
     }
 
+    /// The task from the entries of its `a{sv}` as they came, which a long list reads faster than hashing them.
+    package init(entries: [DBusDictEntry]) {
+        for entry in entries {
+            if let name = entry.key.stringValue { apply(name, entry.value) }
+        }
+    }
+
     /// Applies the `changed_properties` of a `PropertiesChanged` signal.
     package mutating func apply(_ changes: [String: DBusValue]) {
-        for (name, value) in changes {
-            guard let property = TaskProperty(rawValue: name) else { continue }
-            // A value not of the contract's type reads as empty, as a missing one does.
-            let unwrapped = value.unwrapped
-            let value = unwrapped.type == property.type ? unwrapped : nil
-            switch property {
-            case .id: id = value?.uint32Value ?? 0
-            case .kind: kind = value?.stringValue.flatMap(TaskKindName.init)
-            case .state: state = value?.stringValue.flatMap(TaskStateName.init)
-            case .url: url = value?.stringValue ?? ""
-            case .waitingFor: waitingFor = value?.stringValue ?? ""
-            case .path: path = value?.stringValue ?? ""
-            case .application: application = value?.stringValue ?? ""
-            case .rate: rate = value?.uint64Value ?? 0
-            case .cancellable: isCancellable = value?.boolValue ?? false
-            case .pausable: isPausable = value?.boolValue ?? false
-            case .resumable: isResumable = value?.boolValue ?? false
-            case .errorName: errorName = value?.stringValue ?? ""
-            case .errorMessage: errorMessage = value?.stringValue ?? ""
-            case .httpStatus: httpStatus = value?.uint32Value ?? 0
-            case .bytesReceived: bytesReceived = value?.uint64Value ?? 0
-            case .bytesSent: bytesSent = value?.uint64Value ?? 0
-            case .bytesExpectedToReceive: bytesExpectedToReceive = value?.int64Value ?? -1
-            case .bytesExpectedToSend: bytesExpectedToSend = value?.int64Value ?? -1
-            case .downloadProgress: downloadProgress = value?.doubleValue ?? 0
-            case .uploadProgress: uploadProgress = value?.doubleValue ?? 0
-            default: continue
-            }
+        for (name, value) in changes { apply(name, value) }
+    }
+
+    private mutating func apply(_ name: String, _ value: DBusValue) {
+        guard let property = TaskProperty(rawValue: name) else { return }
+        // A value not of the contract's type reads as empty, as a missing one does.
+        let unwrapped = value.unwrapped
+        let value = unwrapped.type == property.type ? unwrapped : nil
+        switch property {
+        case .id: id = value?.uint32Value ?? 0
+        case .kind: kind = value?.stringValue.flatMap(TaskKindName.init)
+        case .state: state = value?.stringValue.flatMap(TaskStateName.init)
+        case .url: url = value?.stringValue ?? ""
+        case .waitingFor: waitingFor = value?.stringValue ?? ""
+        case .path: path = value?.stringValue ?? ""
+        case .application: application = value?.stringValue ?? ""
+        case .rate: rate = value?.uint64Value ?? 0
+        case .cancellable: isCancellable = value?.boolValue ?? false
+        case .pausable: isPausable = value?.boolValue ?? false
+        case .resumable: isResumable = value?.boolValue ?? false
+        case .errorName: errorName = value?.stringValue ?? ""
+        case .errorMessage: errorMessage = value?.stringValue ?? ""
+        case .httpStatus: httpStatus = value?.uint32Value ?? 0
+        case .bytesReceived: bytesReceived = value?.uint64Value ?? 0
+        case .bytesSent: bytesSent = value?.uint64Value ?? 0
+        case .bytesExpectedToReceive: bytesExpectedToReceive = value?.int64Value ?? -1
+        case .bytesExpectedToSend: bytesExpectedToSend = value?.int64Value ?? -1
+        case .downloadProgress: downloadProgress = value?.doubleValue ?? 0
+        case .uploadProgress: uploadProgress = value?.doubleValue ?? 0
+        default: return
         }
     }
 
