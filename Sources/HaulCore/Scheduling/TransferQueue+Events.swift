@@ -5,6 +5,7 @@ extension TransferQueue {
     /// attempt starts if a slot is free, else it is queued. Its first ``PublicState`` is already the one this event
     /// decided (export it with ``publicState(of:)``): nothing is published for it here. Adding a task the queue holds
     /// does nothing.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func add(
         _ id: UInt32, traits: Traits, maxRetries: UInt32, retryPolicy: RetryPolicy = RetryPolicy(),
         startSuspended: Bool, now: Instant
@@ -25,6 +26,7 @@ extension TransferQueue {
     /// A task loaded from disk joins, as it was; nothing starts until ``continueRestored(_:now:)``. The guard of a task
     /// that was running says whether it may continue: if not, it is restored suspended with the guard's notice (and
     /// saved when it continues). Its ``PublicState`` until then is the one to export.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func restore(
         _ id: UInt32, state: TransferTaskState, outcome: TransferOutcome?, crashLoop: CrashLoopGuard, traits: Traits,
         queuePosition: UInt64, maxRetries: UInt32, retryPolicy: RetryPolicy = RetryPolicy()
@@ -46,6 +48,7 @@ extension TransferQueue {
     }
 
     /// The restored tasks in the order they rejoin the queue: their saved order (by position, then id).
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package func restoredOrder() -> [UInt32] {
         entries.map { ($0.key, $0.value.queuePosition) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.map { $0.0 }
     }
@@ -53,6 +56,7 @@ extension TransferQueue {
     /// A restored task rejoins the queue (call it for each, in ``restoredOrder()``): a running one continues from its
     /// bytes on disk without any signal, a canceling one finishes its cancel, the others wait as they were. It keeps
     /// its place in the queue.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func continueRestored(_ id: UInt32, now: Instant) -> [Action] {
         guard var entry = entries[id] else { return [] }
         var step = Step()
@@ -65,6 +69,7 @@ extension TransferQueue {
     }
 
     /// Forgets a completed task; returns false (and forgets nothing) for any other.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func forget(_ id: UInt32) -> Bool {
         guard entries[id]?.lifecycle.state == .completed else { return false }
         entries[id] = nil
@@ -74,22 +79,26 @@ extension TransferQueue {
     // MARK: - Client commands
 
     /// The client's `Suspend`. Throws ``TaskCommandError/taskCompleted`` on a completed task.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func suspend(_ id: UInt32, now: Instant) throws(TaskCommandError) -> [Action] {
         try command(id, now: now) { lifecycle throws(TaskCommandError) in try lifecycle.suspend(now: now) }
     }
 
     /// The client's `Resume`: a fresh run, at the end of the queue. Throws ``TaskCommandError/taskCompleted`` on a
     /// completed task.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func resume(_ id: UInt32, now: Instant) throws(TaskCommandError) -> [Action] {
         try command(id, now: now) { lifecycle throws(TaskCommandError) in try lifecycle.resume(now: now) }
     }
 
     /// The client's `Retry`: ``TransferTaskStateMachine/retry(now:)``, at the end of the queue.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func retry(_ id: UInt32, now: Instant) throws(TaskCommandError) -> [Action] {
         try command(id, now: now) { lifecycle throws(TaskCommandError) in try lifecycle.retry(now: now) }
     }
 
     /// The client's `Cancel`. Throws ``TaskCommandError/taskCompleted`` on a completed task.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func cancel(_ id: UInt32, now: Instant) throws(TaskCommandError) -> [Action] {
         try command(id, now: now) { lifecycle throws(TaskCommandError) in try lifecycle.cancel(now: now) }
     }
@@ -109,6 +118,7 @@ extension TransferQueue {
     // MARK: - A task's settings
 
     /// The client gave the task another priority: it joins the end of that priority's queue.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func priorityChanged(_ id: UInt32, to priority: TransferPriority, now: Instant) -> [Action] {
         guard entries[id] != nil else { return [] }
         entries[id]?.traits.priority = priority
@@ -118,6 +128,7 @@ extension TransferQueue {
     }
 
     /// The client allowed or forbade the task a metered network (`AllowMetered`).
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func allowMeteredChanged(_ id: UInt32, to allowed: Bool, now: Instant) -> [Action] {
         guard entries[id] != nil else { return [] }
         entries[id]?.traits.allowMetered = allowed
@@ -127,6 +138,7 @@ extension TransferQueue {
     }
 
     /// The task has a new URL (`SetURL`), whose host is or is not loopback.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func urlChanged(_ id: UInt32, isLoopback: Bool, now: Instant) -> [Action] {
         guard entries[id] != nil else { return [] }
         entries[id]?.traits.isLoopback = isLoopback
@@ -148,6 +160,7 @@ extension TransferQueue {
 
     /// The task's attempt ended. A failure the scheduler says spends no retry (the attempt was stopped for the
     /// conditions, or the network is down) sets the task back to wait, with its retry budget intact.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func attemptEnded(_ id: UInt32, _ end: AttemptEnd, now: Instant) -> [Action] {
         guard var entry = entries[id], entry.hasAttemptInFlight else { return [] }
         entry.hasAttemptInFlight = false
@@ -184,26 +197,31 @@ extension TransferQueue {
     // MARK: - Conditions and time
 
     /// `MaxRunningTasks` changed (0: no limit). Raising it starts waiting tasks; lowering it stops nothing.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func maxRunningTasksChanged(to limit: UInt32, now: Instant) -> [Action] {
         scheduling(now: now) { $0.maxRunningTasksChanged(to: limit, now: now) }
     }
 
     /// NetworkManager's view changed: its state and whether the connection is metered.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func networkChanged(to state: NetworkState, metered: Bool, now: Instant) -> [Action] {
         scheduling(now: now) { $0.networkChanged(to: state, metered: metered, now: now) }
     }
 
     /// Power-saver mode was entered or left.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func powerSaverChanged(to powerSaver: Bool, now: Instant) -> [Action] {
         scheduling(now: now) { $0.powerSaverChanged(to: powerSaver, now: now) }
     }
 
     /// logind's `PrepareForSleep`.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func prepareForSleep(_ sleeping: Bool, now: Instant) -> [Action] {
         scheduling(now: now) { $0.prepareForSleep(sleeping, now: now) }
     }
 
     /// The timer armed with `generation` fired.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func timerFired(generation: UInt64, now: Instant) -> [Action] {
         scheduling(now: now) { $0.timerFired(generation: generation, now: now) }
     }
@@ -216,6 +234,7 @@ extension TransferQueue {
 
     /// The owner stops cleanly, its attempts with it (they need not report): no run it made counts for the crash-loop
     /// guard any more. Save what it says.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func ownerStoppingCleanly() -> [Action] {
         var step = Step()
         for id in entries.keys.sorted() where entries[id]?.crashLoop.interruptedRuns != 0 {

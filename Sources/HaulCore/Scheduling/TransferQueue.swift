@@ -28,6 +28,11 @@
 /// The work of an event does not grow with the number of tasks (the scheduler's heaps and counts), except a change of
 /// the conditions, which may change every task's `WaitingFor`, and ``ownerStoppingCleanly()`` and the restore, which
 /// look at every task once.
+///
+/// hauld's queue counts time on `ContinuousClock` (the tests' on a manual clock), and every method hauld calls has a
+/// specialization for it (`@_specialize(exported: true, …)`): called from another module, the generic code looked up
+/// type metadata at run time at every step, 17 % of the event loop's samples in a `SuspendAll` of 10,000 tasks (2 %
+/// with the specializations).
 package struct TransferQueue<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     package typealias Lifecycle = TransferTaskStateMachine<Instant>
     package typealias Scheduler = TransferScheduler<Instant>
@@ -123,17 +128,20 @@ package struct TransferQueue<Instant: InstantProtocol>: Sendable where Instant.D
     // MARK: - Queries
 
     /// The task `id`, or nil for one the queue does not hold.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package func entry(_ id: UInt32) -> Entry? { entries[id] }
 
     /// How many tasks the queue holds.
     package var count: Int { entries.count }
 
     /// What clients see of the task now.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package func publicState(of id: UInt32) -> PublicState? {
         entries[id].map { publicState(id, $0) }
     }
 
     /// Whether an attempt of the task is transferring (not queued, not stopping): the progress ticker reads these.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package func isTransferring(_ id: UInt32) -> Bool {
         scheduler.task(id)?.attempt == .running
     }
