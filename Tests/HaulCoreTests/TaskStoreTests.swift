@@ -168,6 +168,31 @@ struct TaskStoreTests {
         }
     }
 
+    /// What is not a regular file at a record's name is reported, not read: a FIFO would hold the start for good, a
+    /// link would be followed anywhere, a directory cannot be read, and a huge file is no record.
+    @Test func onlyRegularFilesOfARecordsSizeAreRead() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            try store.save(try download(1))
+            let path = { (name: String) in directory.appending(path: name).path(percentEncoded: false) }
+            #expect(mkfifo(path("2.json"), 0o600) == 0)
+            // A good record of task 3, elsewhere.
+            try TaskStore(directory: directory.appending(path: "elsewhere")).save(try download(3))
+            #expect(symlink(path("elsewhere/3.json"), path("3.json")) == 0)
+            #expect(mkdir(path("4.json"), 0o700) == 0)
+            let huge = FileManager.default.createFile(atPath: path("5.json"), contents: nil)
+            #expect(huge && truncate(path("5.json"), off_t(TaskStore.largestRecord + 1)) == 0)
+
+            let loaded = store.loadAll()
+            #expect(loaded.records.map(\.id) == [1])
+            #expect(loaded.takenIDs == [1, 2, 3, 4, 5])
+            for name in ["2.json", "3.json", "4.json", "5.json"] {
+                #expect(loaded.problems.contains { $0.contains(path(name)) }, "\(name) is reported")
+            }
+            #expect(loaded.problems.count == 4)
+        }
+    }
+
     @Test func anUnreadableDirectoryIsAProblem() throws {
         try withTemporaryDirectory { directory in
             let file = directory.appending(path: "tasks")

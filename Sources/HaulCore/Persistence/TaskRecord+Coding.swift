@@ -55,7 +55,7 @@ extension TaskRecord: Codable {
         let path = try container.decode(String.self, forKey: .path)
         let awaitsName = try container.decodeIfPresent(Bool.self, forKey: .awaitsName) ?? false
         do {
-            _ = try awaitsName ? LocalPath(folder: path) : LocalPath(path)
+            if awaitsName { try LocalPath.check(folder: path) } else { try LocalPath.check(path) }
         } catch {
             throw corrupt(.path, error.description)
         }

@@ -6,19 +6,31 @@ package struct LocalPath: Equatable, Sendable, CustomStringConvertible {
     package let path: String
 
     package init(_ path: String) throws(TransferRequestError) {
-        guard path.hasPrefix("/") else { throw .invalidArgument("'\(path)' is not an absolute path") }
-        guard !path.hasSuffix("/") else { throw .invalidArgument("'\(path)' names a directory, not a file") }
-        guard !path.utf8.contains(0) else { throw .invalidArgument("the path contains a NUL byte") }
+        try Self.check(path)
         self.path = Self.normalized(path)
     }
 
     /// A folder's path, which may end with `/`.
     package init(folder: String) throws(TransferRequestError) {
+        path = Self.normalized(String(try Self.check(folder: folder)))
+    }
+
+    /// What `init(_:)` refuses, checked without resolving the path against the file system: for a restored record,
+    /// which keeps the path it was given (resolving it cost ten thousand records a `readlink` per component).
+    package static func check(_ path: String) throws(TransferRequestError) {
+        guard path.hasPrefix("/") else { throw .invalidArgument("'\(path)' is not an absolute path") }
+        guard !path.hasSuffix("/") else { throw .invalidArgument("'\(path)' names a directory, not a file") }
+        guard !path.utf8.contains(0) else { throw .invalidArgument("the path contains a NUL byte") }
+    }
+
+    /// What `init(folder:)` refuses; returns the folder without its trailing slashes.
+    @discardableResult
+    package static func check(folder: String) throws(TransferRequestError) -> Substring {
         var trimmed = Substring(folder)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard trimmed.hasPrefix("/") else { throw .invalidArgument("'\(folder)' is not an absolute path") }
         guard !trimmed.utf8.contains(0) else { throw .invalidArgument("the path contains a NUL byte") }
-        path = Self.normalized(String(trimmed))
+        return trimmed
     }
 
     package var description: String { path }

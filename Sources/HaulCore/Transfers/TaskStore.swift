@@ -122,6 +122,10 @@ package struct TaskStore: Sendable {
         return contents
     }
 
+    /// Far above any record hauld writes (a URL of 8 KiB at most, headers of 32 KiB, paths, a segment plan): a larger
+    /// file is not one.
+    package static let largestRecord = 16 << 20
+
     /// Why one record file could not be used.
     private struct LoadFailure: Error {
         let message: String
@@ -131,7 +135,8 @@ package struct TaskStore: Sendable {
         let file = url(for: id)
         let path = file.path(percentEncoded: false)
         do {
-            let record = try decoder.decode(TaskRecord.self, from: try Data(contentsOf: file))
+            let data = try RegularFile.contents(of: path, limit: Self.largestRecord)
+            let record = try decoder.decode(TaskRecord.self, from: data)
             guard record.id == id else {
                 return .failure(LoadFailure(message: "task record \(path) holds task \(record.id); ignored"))
             }
