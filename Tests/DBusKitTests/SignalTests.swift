@@ -176,6 +176,8 @@ struct SignalTests {
             let secondEntry = entries.first { $0.key == .objectPath(second) }
             let name = secondEntry?.value.stringDictionary?[BusFixture.interface]?.stringDictionary?["Name"]?.unwrapped
             #expect(name == .string("second"))
+            // Written straight from the object table, an object's entry is what InterfacesAdded announced for it.
+            #expect(secondEntry?.value == added.body.last)
 
             // An independent client agrees.
             let gdbus = try await fixture.tool(

@@ -108,7 +108,8 @@ public actor DBusConnection {
         try send(MessageCodec.encode(message))
     }
 
-    private func send(_ message: MessageCodec.Encoded) throws(DBusError) {
+    /// Sends a message already encoded (by the object server, for a reply it writes in place).
+    func send(_ message: MessageCodec.Encoded) throws(DBusError) {
         guard !isClosed else { throw .disconnected("the connection is closed") }
         let raw = try MessageCodec.libdbusMessage(message)
         defer { dbus_message_unref(raw) }

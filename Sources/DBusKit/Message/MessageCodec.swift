@@ -25,6 +25,15 @@ enum MessageCodec {
         }
     }
 
+    /// A message whose body `writeBody` writes in place of `message.body`: for a reply too large to build as values
+    /// first (`GetManagedObjects`).
+    static func encode(
+        _ message: DBusMessage, signature: DBusSignature, body writeBody: (inout WireWriter) throws(DBusError) -> Void
+    ) throws(DBusError) -> Encoded {
+        try validateHeader(message)
+        return .marshalled(try WireWriter.message(message, signature: signature, body: writeBody))
+    }
+
     /// The libdbus message (+1 reference) for an encoded one, its serial left for the connection to assign.
     static func libdbusMessage(_ encoded: Encoded) throws(DBusError) -> OpaquePointer {
         switch encoded {

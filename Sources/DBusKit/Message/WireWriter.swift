@@ -17,9 +17,19 @@ struct WireWriter {
     /// The message's bytes; its serial is a placeholder the connection replaces (libdbus requires one to load it).
     static func message(_ message: DBusMessage) throws(DBusError) -> [UInt8] {
         let types = message.body.map(\.type)
-        let signature = DBusType.signature(of: types)
-        guard signature.utf8.count <= 255 else { throw .invalidArgs("the body's signature is longer than 255 bytes") }
+        return try Self.message(message, signature: DBusSignature(types)) { writer throws(DBusError) in
+            for (value, type) in zip(message.body, types) { try writer.write(value, as: type) }
+        }
+    }
 
+    /// The bytes of `message`'s header (its body ignored) and of the body `writeBody` writes, which must be of
+    /// `signature` (libdbus refuses the message when it loads it otherwise).
+    static func message(
+        _ message: DBusMessage, signature: DBusSignature, body writeBody: (inout WireWriter) throws(DBusError) -> Void
+    ) throws(DBusError) -> [UInt8] {
+        guard signature.rawValue.utf8.count <= 255 else {
+            throw .invalidArgs("the body's signature is longer than 255 bytes")
+        }
         var writer = WireWriter()
         writer.bytes.reserveCapacity(256)
         writer.bytes += [UInt8(ascii: "l"), WireFormat.code(of: message.kind), WireFormat.flags(of: message), 1]
@@ -32,15 +42,13 @@ struct WireWriter {
             if let errorName = message.errorName { try writer.field(.errorName, "s", .string(errorName)) }
             if message.replySerial != 0 { try writer.field(.replySerial, "u", .uint32(message.replySerial)) }
             if let destination = message.destination { try writer.field(.destination, "s", .string(destination)) }
-            if !signature.isEmpty { try writer.field(.signature, "g", .signature(DBusSignature(types))) }
+            if !signature.types.isEmpty { try writer.field(.signature, "g", .signature(signature)) }
         }
         writer.pad(to: 8)
         let bodyStart = writer.bytes.count
-        for (value, type) in zip(message.body, types) {
-            try writer.write(value, as: type)
-            guard writer.bytes.count <= WireFormat.maximumMessageLength else {
-                throw .invalidArgs("the message is longer than D-Bus allows")
-            }
+        try writeBody(&writer)
+        guard writer.bytes.count <= WireFormat.maximumMessageLength else {
+            throw .invalidArgs("the message is longer than D-Bus allows")
         }
         writer.set(UInt32(writer.bytes.count - bodyStart), at: 4)
         return writer.bytes
@@ -70,11 +78,11 @@ struct WireWriter {
         case (.dictionary(let key, let valueType, let entries), .dictionary(let expectedKey, let expectedValue))
         where key == expectedKey && valueType == expectedValue:
             guard key.isBasic else { throw .invalidArgs("dictionary key '\(key.signature)' is not basic") }
-            try array(elementAlignment: 8) { writer throws(DBusError) in
+            try dictionary { writer throws(DBusError) in
                 for entry in entries {
-                    writer.pad(to: 8)
-                    try writer.write(entry.key, as: key)
-                    try writer.write(entry.value, as: valueType)
+                    try writer.entry(entry.key, as: key) { writer throws(DBusError) in
+                        try writer.write(entry.value, as: valueType)
+                    }
                 }
             }
         case (.structure(let fields), .structure(let types)) where fields.count == types.count:
@@ -82,14 +90,33 @@ struct WireWriter {
             pad(to: 8)
             for (field, type) in zip(fields, types) { try write(field, as: type) }
         case (.variant(let inner), .variant):
-            let innerType = inner.type
-            putSignature(innerType.signature)
-            try write(inner, as: innerType)
+            try variant(inner)
         case (.unixFD, .unixFD):
             throw Self.fileDescriptorMet
         default:
             throw .invalidArgs("a '\(value.type.signature)' where a '\(type.signature)' belongs")
         }
+    }
+
+    /// A dictionary (`a{…}`) whose entries `writeEntries` writes, each with ``entry(_:as:_:)``.
+    mutating func dictionary(_ writeEntries: (inout WireWriter) throws(DBusError) -> Void) throws(DBusError) {
+        try array(elementAlignment: 8, writeEntries)
+    }
+
+    /// One entry of a dictionary: its basic key, of `keyType`, and the value `writeValue` writes.
+    mutating func entry(
+        _ key: DBusValue, as keyType: DBusType, _ writeValue: (inout WireWriter) throws(DBusError) -> Void
+    ) throws(DBusError) {
+        pad(to: 8)
+        try write(key, as: keyType)
+        try writeValue(&self)
+    }
+
+    /// A variant holding `inner`.
+    mutating func variant(_ inner: DBusValue) throws(DBusError) {
+        let innerType = inner.type
+        putSignature(innerType.signature)
+        try write(inner, as: innerType)
     }
 
     // MARK: Primitives
