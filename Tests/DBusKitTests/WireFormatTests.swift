@@ -106,12 +106,6 @@ private final class Loaded {
     deinit { dbus_message_unref(raw) }
 
     var bodyBytes: [UInt8] {
-        var data: UnsafeMutablePointer<CChar>?
-        var length: Int32 = 0
-        guard dbus_message_marshal(raw, &data, &length) != 0, let data else { return [] }
-        defer { dbus_free(data) }
-        let message = UnsafeRawBufferPointer(start: data, count: Int(length))
-        guard let offset = WireFormat.bodyOffset(of: message) else { return [] }
-        return Array(message[offset...])
+        (try? MessageCodec.withWireBody(of: raw) { body, _ throws(WireReader.Failure) in Array(body) }) ?? []
     }
 }

@@ -152,15 +152,22 @@ enum MessageCodec {
         guard let cSignature = dbus_message_get_signature(raw) else { throw .malformed }
         guard cSignature.pointee != 0 else { return [] }
         guard let types = try? DBusType.parse(signature: String(cString: cSignature)) else { throw .malformed }
+        return try withWireBody(of: raw) { body, bigEndian throws(WireReader.Failure) in
+            var reader = WireReader(body: body, bigEndian: bigEndian)
+            return try reader.read(types)
+        }
+    }
+
+    /// Calls `use` with `raw`'s body as it goes on the wire, and whether it is big-endian.
+    static func withWireBody<T>(
+        of raw: OpaquePointer, _ use: (UnsafeRawBufferPointer, _ bigEndian: Bool) throws(WireReader.Failure) -> T
+    ) throws(WireReader.Failure) -> T {
         var data: UnsafeMutablePointer<CChar>?
         var length: Int32 = 0
         guard dbus_message_marshal(raw, &data, &length) != 0, let data else { throw .malformed }
         defer { dbus_free(data) }
         let message = UnsafeRawBufferPointer(start: data, count: Int(length))
         guard let offset = WireFormat.bodyOffset(of: message) else { throw .malformed }
-        var reader = WireReader(
-            body: UnsafeRawBufferPointer(rebasing: message[offset...]), bigEndian: message[0] == UInt8(ascii: "B")
-        )
-        return try reader.read(types)
+        return try use(UnsafeRawBufferPointer(rebasing: message[offset...]), WireFormat.isBigEndian(message))
     }
 }

@@ -2,7 +2,7 @@
 enum WireFormat {
     /// A header field's code.
     enum Field: UInt8 {
-        case path = 1, interface, member, errorName, replySerial, destination, sender, signature, unixFDs
+        case path = 1, interface, member, errorName, replySerial, destination, sender, signature
     }
 
     /// The longest array (and string) the specification allows: 64 MiB.
@@ -34,13 +34,15 @@ enum WireFormat {
         }
     }
 
+    /// Whether a marshalled message is big-endian (its first byte says).
+    static func isBigEndian(_ message: UnsafeRawBufferPointer) -> Bool { message.first == UInt8(ascii: "B") }
+
     /// The offset of a marshalled message's body: the fixed header, the header fields' array, padding to 8. Nil when
     /// the bytes are too few to hold it.
     static func bodyOffset(of message: UnsafeRawBufferPointer) -> Int? {
         guard message.count >= 16 else { return nil }
-        var fieldsLength = UInt32(0)
-        withUnsafeMutableBytes(of: &fieldsLength) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: message[12..<16])) }
-        let length = Int(message[0] == UInt8(ascii: "B") ? UInt32(bigEndian: fieldsLength) : UInt32(littleEndian: fieldsLength))
+        let fieldsLength = message.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
+        let length = Int(isBigEndian(message) ? UInt32(bigEndian: fieldsLength) : UInt32(littleEndian: fieldsLength))
         let offset = (16 + length + 7) & ~7
         return offset <= message.count ? offset : nil
     }
