@@ -46,6 +46,8 @@ extension Bench {
         try await client.setManager(.downloadRateLimit, .uint64(UInt64(Self.globalLimit)))
         let before = try ProcessSample(pid: pid)
         let sharedStart = ContinuousClock.now
+        // The earlier downloads' connections may be taken again, with what they carried so far.
+        let baseline = try await WireCounter(port: port, start: sharedStart).sample()
         let tasks = try await withThrowingTaskGroup(of: ObjectPath.self) { group in
             for index in 0..<Self.sharingTasks {
                 group.addTask {
@@ -56,7 +58,9 @@ extension Bench {
             }
             return try await group.reduce(into: [ObjectPath]()) { $0.append($1) }
         }
-        let sharedWire = try await WireCounter(port: port, start: sharedStart).record(until: Self.steadyTo)
+        let sharedWire = try await WireCounter(port: port, start: sharedStart).record(
+            until: Self.steadyTo, baseline: baseline
+        )
         let after = try ProcessSample(pid: pid)
         try await client.managerCall(.cancelAll)
         // A task that finished before the cancel (a limit not held) ends without error.
@@ -68,7 +72,7 @@ extension Bench {
             bytes: sharedWire.totalBytes, cpuSeconds: after.cpuTime(since: before).seconds,
             wakeups: after.wakeups(since: before)
         )
-        // Four URLs of the same file (nginx ignores the query), so that curl runs four transfers.
+        // Four URLs of the same file (nginx ignores the query), one curl each.
         let curlShared = try await curlLimited(
             (0..<Self.sharingTasks).map { "\(url)?transfer=\($0)" }, name: "shared",
             limit: Self.globalLimit / Self.sharingTasks, seconds: Int(Self.steadyTo)
@@ -109,24 +113,31 @@ extension Bench {
         return (cost, record)
     }
 
-    /// curl's cost of `urls` at once (`--parallel`), each transfer at `limit`, to the end or for `seconds`.
+    /// curl's cost of `urls` at once, one process each at `limit`, to the end or for `seconds`. Not one `curl
+    /// --parallel --limit-rate`: curl 7.88 then moved one transfer, stalled it after its first second, and failed the
+    /// others ("Failed to resolve host … after 0 ms"), so that its cost per GiB counted a tenth of the bytes.
     private func curlLimited(_ urls: [String], name: String, limit: Int, seconds: Int?) async throws -> LimitCost {
-        var arguments = ["-s", "-S", "--fail", "--noproxy", "*", "--limit-rate", String(limit)]
-        if urls.count > 1 { arguments += ["--parallel", "--parallel-max", String(urls.count)] }
-        if let seconds { arguments += ["--max-time", String(seconds)] }
+        let arguments = ["-s", "-S", "--fail", "--noproxy", "*", "--limit-rate", String(limit)]
+            + (seconds.map { ["--max-time", String($0)] } ?? [])
         let paths = urls.indices.map { workspace.curlFile("\(name)-\($0).bin") }
-        for (url, path) in zip(urls, paths) { arguments += ["-o", path, url] }
-        let result = try await Command.run("curl", arguments)
+        let results = try await withThrowingTaskGroup(of: CommandResult.self) { group in
+            for (url, path) in zip(urls, paths) {
+                group.addTask { try await Command.run("curl", arguments + ["-o", path, url]) }
+            }
+            return try await group.reduce(into: [CommandResult]()) { $0.append($1) }
+        }
         // 28: the time given ran out, as it should.
-        guard result.status == 0 || (seconds != nil && result.status == 28) else {
+        for result in results where !(result.status == 0 || (seconds != nil && result.status == 28)) {
             throw TestSupportError("curl failed (\(result.status)): \(result.stderr)")
         }
-        // A transfer that had not begun when the time ran out left no file.
         let bytes = paths.reduce(0) { total, path in
             total + (((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0)
         }
         try workspace.clearDownloads()
-        return LimitCost(bytes: bytes, cpuSeconds: result.usage.cpuTime.seconds, wakeups: result.usage.contextSwitches)
+        return LimitCost(
+            bytes: bytes, cpuSeconds: results.reduce(0) { $0 + $1.usage.cpuTime.seconds },
+            wakeups: results.reduce(0) { $0 + $1.usage.contextSwitches }
+        )
     }
 }
 
@@ -207,11 +218,6 @@ struct RateLimitFigures: Codable, Sendable {
     var cpuRatio: Double {
         singleCost.hauld.cpuSecondsPerGiB / max(Statistics.median(unlimitedCPUSecondsPerGiB), 1e-9)
     }
-}
-
-extension WireRecord {
-    /// Every connection's bytes at the last sample.
-    var totalBytes: Int { samples.last?.bytes.values.reduce(0, +) ?? 0 }
 }
 
 extension Targets {

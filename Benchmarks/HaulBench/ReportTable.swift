@@ -212,7 +212,7 @@ enum ReportTable {
         ]
         rows += cost("\(size(single.limit))/s, 1 task", limits.singleCost)
         rows += cost("\(size(single.limit))/s, \(connections) (curl: 1)", limits.segmentedCost)
-        rows += cost("\(size(shared.limit))/s shared by \(shared.tasks) (curl --parallel)", limits.sharedCost)
+        rows += cost("\(size(shared.limit))/s shared by \(shared.tasks) (\(shared.tasks) curls)", limits.sharedCost)
         rows += [
             Row(
                 figure: "Unlimited, 1 task: CPU / wake-ups per GiB (median of \(limits.unlimitedCPUSecondsPerGiB.count))",

@@ -14,19 +14,22 @@ struct WireCounter: Sendable {
     let port: Int
     let start: ContinuousClock.Instant
 
-    /// Reads every `interval` until `seconds` have passed since `start`.
-    func record(until seconds: Double, every interval: Duration = .milliseconds(250)) async throws -> WireRecord {
+    /// Reads every `interval` until `seconds` have passed since `start`. `baseline`, a sample taken before the
+    /// transfers began, holds what connections kept from earlier transfers (a pooled connection's count goes on).
+    func record(
+        until seconds: Double, every interval: Duration = .milliseconds(250), baseline: Sample? = nil
+    ) async throws -> WireRecord {
         var samples: [Sample] = []
         while start.duration(to: .now).seconds < seconds {
             samples.append(try await sample())
             try await Task.sleep(for: interval)
         }
         samples.append(try await sample())
-        return WireRecord(samples: samples)
+        return WireRecord(samples: samples, baseline: baseline?.bytes ?? [:])
     }
 
     /// Stamped halfway through the `ss` run, which takes a few milliseconds.
-    private func sample() async throws -> Sample {
+    func sample() async throws -> Sample {
         let before = ContinuousClock.now
         let result = try await Command.run("ss", ["-tinH", "state", "established", "dport", "=", ":\(port)"])
         let after = ContinuousClock.now
@@ -59,6 +62,15 @@ struct WireCounter: Sendable {
 /// A run of wire samples, and the rates over windows of it.
 struct WireRecord: Sendable {
     let samples: [WireCounter.Sample]
+    /// Each connection's bytes before the run (``WireCounter/record(until:every:baseline:)``).
+    var baseline: [String: Int] = [:]
+
+    /// Bytes received in the run: every connection's count at the last sample, less its count before the run.
+    var totalBytes: Int {
+        (samples.last?.bytes ?? [:]).reduce(0) { total, connection in
+            total + connection.value - (baseline[connection.key] ?? 0)
+        }
+    }
 
     /// Each connection's bytes at the last sample at or before `seconds`: a connection keeps its last count once it
     /// is gone, and counts 0 before it appears.

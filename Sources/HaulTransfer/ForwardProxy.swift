@@ -64,7 +64,7 @@ struct ForwardProxy {
     private func connect<Sink: ResponseSink>(
         _ sink: Sink, rate: RateMeter?
     ) async throws -> (any Channel, EventLoopFuture<Void>) {
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let loop = rate?.loop ?? MultiThreadedEventLoopGroup.singleton.next()
         let ended = loop.makePromise(of: Void.self)
         let readTimeout = TimeAmount(readTimeout)
         // Under a limit, a socket buffer sized to it: the kernel's own would grow with the large reads a grant

@@ -2,8 +2,8 @@ package import HaulCore
 import Synchronization
 
 /// The newest segment plan of a running download, left by its connections for the task service: the progress tick
-/// saves it when it changed (so a plan is saved at most ten times a second, however many segments cross a
-/// checkpoint), and the attempt's end takes the last one.
+/// saves it when it changed, every few seconds at most however many segments cross a checkpoint, and the attempt's
+/// end takes the last one.
 package final class PlanBox: Sendable {
     private let state = Mutex<(plan: SegmentPlan?, isNew: Bool)>((nil, false))
 

@@ -1,5 +1,6 @@
 package import HaulCore
-import NIOCore
+package import NIOCore
+import NIOPosix
 import Synchronization
 
 /// The bandwidth limits as the connections see them: one ``RateLimiter`` per direction, shared by every connection
@@ -10,6 +11,10 @@ import Synchronization
 /// the socket, and the kernel's TCP window slows the sender down. Nothing sleeps and nothing is buffered. The
 /// connections waiting on one direction's limiter are woken by one timer (``RateWakeUps``), and a transfer no limit
 /// applies to never takes the gate's lock on its way (``RateMeter``).
+///
+/// Every connection a limit applies to when it starts runs on the gate's one event loop (``loop``): the timer then
+/// wakes one thread, which reads each socket whose grant came, where connections spread over the group's loops
+/// would wake every loop, and each wake-up on one loop would hand work to the other.
 package final class RateGate: Sendable {
     package enum Direction: Sendable {
         case download, upload
@@ -49,7 +54,11 @@ package final class RateGate: Sendable {
     private let downloadChanges = Atomic<UInt64>(0)
     private let uploadChanges = Atomic<UInt64>(0)
 
+    /// Where the limited connections run (``RateMeter/loop``), and so the timer that wakes them.
+    package let loop: any EventLoop
+
     package init() {
+        loop = MultiThreadedEventLoopGroup.singleton.next()
         let now = ContinuousClock.now
         sides = Mutex(Sides(download: Side(now: now), upload: Side(now: now)))
     }
@@ -91,11 +100,15 @@ package final class RateGate: Sendable {
     /// a second of the tighter one (at least 32 KiB, at most 8 MiB), which Linux doubles to a quarter, more than a
     /// grant's 150 ms, so the buffer refills between grants without holding much more than one.
     func receiveBuffer(for task: UInt32, direction: Direction) -> Int? {
+        tightestLimit(for: task, direction: direction).map { Int(min(max($0 / 8, 32 << 10), 8 << 20)) }
+    }
+
+    /// The tighter of the task's own limit and the global one of `direction` now, nil when neither applies.
+    func tightestLimit(for task: UInt32, direction: Direction) -> UInt64? {
         let limits = sides.withLock { sides in
             sides.update(direction) { [$0.limiter.limit(of: task) ?? 0, $0.limiter.globalLimit] }
         }
-        guard let tightest = limits.filter({ $0 > 0 }).min() else { return nil }
-        return Int(min(max(tightest / 8, 32 << 10), 8 << 20))
+        return limits.filter { $0 > 0 }.min()
     }
 
     /// How many times a limit of `direction` changed.
@@ -222,6 +235,10 @@ package final class RateMeter: Sendable {
 
     /// The receive buffer a new connection of the attempt should have (``RateGate/receiveBuffer(for:direction:)``).
     var receiveBuffer: Int? { gate.receiveBuffer(for: task, direction: direction) }
+
+    /// The event loop a new connection of the attempt should run on: the gate's while a limit applies to the task,
+    /// else nil (any loop: an unlimited transfer may need a core of its own).
+    package var loop: (any EventLoop)? { gate.tightestLimit(for: task, direction: direction) == nil ? nil : gate.loop }
 
     /// The attempt ended: nothing it still waits for asks the gate again.
     package func close() {

@@ -1,11 +1,12 @@
 import DBusKit
 import Foundation
 import HaulContract
+import HaulCore
 import HaulTestSupport
 import Testing
 
-/// Downloads over several connections through hauld: the option and the properties, a kill -9 mid-way with the
-/// server's count of what was fetched again, and a disk too small.
+/// Downloads over several connections through hauld: the option and the properties, a kill -9 and a clean stop
+/// mid-way with the server's count of what was fetched again, and a disk too small.
 @Suite(.timeLimit(.minutes(3))) struct SegmentedTransferTests {
     static let mib = 1 << 20
 
@@ -55,19 +56,42 @@ import Testing
         }
     }
 
-    /// hauld killed while four connections run: the restarted hauld continues every segment from what its saved
-    /// plan says is on disk, so what the server sends again is bounded by the plan's checkpoints (1 MiB a segment)
-    /// and what was in flight.
-    @Test func aKilledDownloadContinuesEverySegment() async throws {
+    /// hauld killed while four connections run: the restarted hauld continues every segment from the plan it saved
+    /// last, so what the server sends again is what came in after that save and what was in flight, not the file.
+    @Test func aKilledDownloadContinuesEverySegmentFromItsLastSavedPlan() async throws {
+        try await Self.interrupt(with: SIGKILL, seed: 94) { saved, sentBefore, refetched in
+            // The plan saved once the size was known holds about 1 MiB; the progress tick saves the next one within
+            // `planSaveInterval` (5 s), from the MiB checkpoints the connections post.
+            #expect(saved >= Int64(8 * Self.mib))
+            // What came after the saved plan, and what was in each segment's socket (about 1 MiB) when hauld died.
+            #expect(refetched <= sentBefore - Int(saved) + 4 * Self.mib, "fetched \(refetched) bytes twice")
+        }
+    }
+
+    /// A clean stop (SIGTERM, as at logout) saves each segment's position as its connections stopped, not the plan
+    /// of the last periodic save: the next start fetches again only what was in flight.
+    @Test func aStoppedDownloadContinuesEverySegmentWhereItStopped() async throws {
+        try await Self.interrupt(with: SIGTERM, seed: 96) { _, _, refetched in
+            #expect(refetched <= 4 * Self.mib, "fetched \(refetched) bytes twice")
+        }
+    }
+
+    /// Starts a 24 MiB download over four connections of 0.5 MB/s each, ends hauld with `signal` mid-way, starts it
+    /// again on the same state, and checks the file once it completes. `check` gets the bytes done of the plan saved
+    /// in the task's record when hauld ended, what the server had sent until then, and what it sent twice.
+    private static func interrupt(
+        with signal: Int32, seed: Int, check: (_ saved: Int64, _ sentBefore: Int, _ refetched: Int) -> Void
+    ) async throws {
         let server = try await TestHTTPServer()
         defer { server.stop() }
         let bus = try await PrivateBus()
         defer { bus.stop() }
         let state = bus.directory.appendingPathComponent("state")
-        let target = bus.directory.appendingPathComponent("killed.bin").path
+        let store = TaskStore(directory: state.appendingPathComponent("haul/tasks"))
+        let target = bus.directory.appendingPathComponent("interrupted.bin").path
         let client = try await DBusConnection.connect(address: bus.address)
-        let size = 32 * Self.mib
-        let query = "/gen/32m?seed=94&throttle=4000000"
+        let size = 24 * Self.mib
+        let query = "/gen/24m?seed=\(seed)&throttle=500000"
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
         let reply = try await client.call(
             destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
@@ -75,16 +99,22 @@ import Testing
             [.string(server.url(query)), .string(target), .vardict(DownloadOption.values([.connections: .uint32(4)]))]
         )
         let task = try #require(reply.first?.objectPathValue)
-        let received = { () async -> UInt64 in
-            ((try? await client.property(
-                destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
-                name: TaskProperty.bytesReceived.name
-            ))?.uint64Value) ?? 0
+        let savedDone = { store.loadAll().records.first?.segments?.bytesDone ?? 0 }
+        if signal == SIGKILL {
+            try await waitUntil("a plan of 8 MiB saved", timeout: .seconds(30), every: .milliseconds(50)) {
+                savedDone() >= Int64(8 * Self.mib)
+            }
+        } else {
+            try await waitUntil("8 MiB received", timeout: .seconds(30), every: .milliseconds(50)) {
+                let received = try? await client.property(
+                    destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
+                    name: TaskProperty.bytesReceived.name
+                )
+                return (received?.uint64Value ?? 0) >= UInt64(8 * Self.mib)
+            }
         }
-        try await waitUntil("12 MiB received", timeout: .seconds(30), every: .milliseconds(50)) {
-            await received() >= UInt64(12 * Self.mib)
-        }
-        _ = await first.stop(signal: SIGKILL)
+        _ = await first.stop(signal: signal)
+        let saved = savedDone()
         let sentBefore = try await server.stats().bytesSent(query)
 
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
@@ -93,14 +123,11 @@ import Testing
                 destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "State"
             )) == .state(.completed)
         }
-        #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: size, seed: 94)))
+        #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: size, seed: seed)))
         let stats = try await server.stats()
-        let refetched = stats.bytesSent(query) - size
-        // Per segment: what came after its last checkpoint (1 MiB, saved within 100 ms) and what was in its socket
-        // when hauld died.
-        #expect(refetched <= 4 * 3 * Self.mib, "fetched \(refetched) bytes twice")
-        #expect(sentBefore >= 12 * Self.mib)
-        #expect(stats.log(query).dropFirst().allSatisfy { $0.ifRange == "\"gen-33554432-94\"" }, "\(stats.log(query).map { ($0.range ?? "-", $0.ifRange ?? "-", $0.bytesSent) })")
+        check(saved, sentBefore, stats.bytesSent(query) - size)
+        #expect(sentBefore >= 8 * Self.mib)
+        #expect(stats.log(query).dropFirst().allSatisfy { $0.ifRange == "\"gen-\(size)-\(seed)\"" }, "\(stats.log(query).map { ($0.range ?? "-", $0.ifRange ?? "-", $0.bytesSent) })")
         _ = await second.stop()
         await client.close()
     }

@@ -82,4 +82,40 @@ import Testing
             #expect(changes.last?[TaskProperty.downloadProgress.name] == .double(1))
         }
     }
+
+    /// A segmented download's plan, which its connections post every MiB, is saved at once the first time, then at
+    /// most every five seconds (a save syncs the partial file's data and writes the record); the attempt's end saves
+    /// the last one.
+    @Test func aSegmentedDownloadsPlanIsSavedEveryFiveSecondsAtMost() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            let (path, id) = try await harness.download("segmented.bin")
+            let attempt = await harness.attempts.next()
+            await attempt.head(headers: [("ETag", "\"v1\"")], expectedTotal: 64 << 20)
+            _ = await harness.signals(about: path, until: ManagerSignal.taskDidResume.rawValue)
+            let clock = harness.clock
+            await clock.waitForSleepers(count: 1)  // the ticker
+            var plan = SegmentPlan(total: 64 << 20)
+            func tick(writing bytes: Int64) async {
+                plan.record(bytes, in: 0)
+                attempt.reports.plans.post(plan)
+                clock.advance(by: TaskService.progressInterval)
+                await clock.waitForSleepers(count: 1)
+            }
+            let saved = { await harness.savedRecords()[id]?.segments?.bytesDone }
+
+            await tick(writing: 1 << 20)
+            #expect(await saved() == 1 << 20, "the first plan is saved at once")
+            for step in 1..<50 {
+                await tick(writing: 100_000)
+                #expect(await saved() == 1 << 20, "saved again \(step * 100) ms after the first")
+            }
+            await tick(writing: 100_000)
+            #expect(await saved() == (1 << 20) + 50 * 100_000, "saved again five seconds after the first")
+
+            plan.record(300_000, in: 0)
+            attempt.reports.plans.post(plan)
+            try await harness.tasks.run(.suspend, on: id)
+            #expect(await saved() == (1 << 20) + 53 * 100_000, "the suspend saves the last plan")
+        }
+    }
 }

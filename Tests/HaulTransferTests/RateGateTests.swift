@@ -62,6 +62,21 @@ import Testing
         ).bytesOnDisk
     }
 
+    /// Every connection a limit applies to as it starts runs on the gate's one event loop, so that the limiter's
+    /// timer wakes one thread; a transfer no limit applies to runs wherever async-http-client puts it.
+    @Test func limitedConnectionsRunOnTheGatesLoop() {
+        let gate = RateGate()
+        let meter = gate.meter(for: 1, direction: .download)
+        #expect(meter.loop == nil)
+        gate.setLimit(1 << 20, of: 1, direction: .download)
+        #expect(meter.loop === gate.loop)
+        gate.setLimit(0, of: 1, direction: .download)
+        #expect(meter.loop == nil)
+        gate.setGlobalLimit(1 << 20, for: .download)
+        #expect(meter.loop === gate.loop)
+        #expect(gate.meter(for: 2, direction: .upload).loop == nil, "the upload direction has no limit")
+    }
+
     @Test func aTaskLimitHoldsADownloadToItsRate() async throws {
         try await Self.withRig { rig in
             rig.gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)

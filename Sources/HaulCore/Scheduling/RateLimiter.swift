@@ -25,6 +25,10 @@
 ///   ceiling, so that no burst over all tasks exceeds a quarter of a second of the global limit either.
 /// - No wait is longer than ``maximumWait``: a task waiting for a deadline asks again within a second, so a changed
 ///   limit applies within a second even to it. A task reading meanwhile sees the change at once.
+///
+/// hauld's limiter counts time on `ContinuousClock`, and every method its `RateGate` calls has a specialization for
+/// it (`@_specialize(exported: true, …)`), as ``TransferQueue``'s do: called from another module, the generic code
+/// looks up type metadata at run time at every grant.
 package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// The answer to "may this task read now?".
     package enum Permit: Equatable, Sendable {
@@ -79,6 +83,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     private let origin: Instant
 
     /// Creates a limiter without tasks; `globalLimit` in bytes per second, 0 for none.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package init(globalLimit: UInt64 = 0, now: Instant) {
         self.globalLimit = globalLimit
         origin = now
@@ -88,6 +93,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     }
 
     /// The task's own limit, in bytes per second (0: none), or nil for a task the limiter does not know.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package func limit(of task: UInt32) -> UInt64? {
         readers[task]?.limit
     }
@@ -100,6 +106,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     }
 
     /// The task stopped reading. What it held of the global bucket and did not read goes back to the others.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func remove(_ task: UInt32, now: Instant) {
         guard let reader = readers.removeValue(forKey: task), var bucket = shared else { return }
         bucket.refill(now: now, ceiling: sharedCeiling(bucket))
@@ -111,6 +118,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
 
     /// The limit for all tasks together is now `bytesPerSecond` (0: none). Reserved grants are given back, to be
     /// reserved again at the new rate; what tasks hold is cut to one grant of the new rate.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func setGlobalLimit(_ bytesPerSecond: UInt64, now: Instant) {
         globalLimit = bytesPerSecond
         guard bytesPerSecond > 0 else {
@@ -140,6 +148,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
 
     /// The task's own limit is now `bytesPerSecond` (0: none); what it saved up is cut to a quarter of a second of
     /// the new limit. A task the limiter does not know is added.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func setLimit(_ bytesPerSecond: UInt64, of task: UInt32, now: Instant) {
         readers[task, default: Reader()].setLimit(bytesPerSecond, now: now)
     }
@@ -147,6 +156,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     // MARK: - Reading
 
     /// May `task` read now, and how much? A task the limiter does not know is added without a limit of its own.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func permit(for task: UInt32, now: Instant) -> Permit {
         var reader = readers[task] ?? Reader()
         let sharers = readers.count + (readers[task] == nil ? 1 : 0)
@@ -186,6 +196,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     }
 
     /// `task` read `bytes`. Reading more than granted is allowed: the excess is owed, and waited out.
+    @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func consumed(_ bytes: Int, by task: UInt32, now: Instant) {
         guard bytes > 0, var reader = readers[task] else { return }
         refill(&reader, now: now)

@@ -4,35 +4,41 @@
 ///
 /// The limiter puts its deadlines on a grid, so waiters that wait for deadlines close together wait for the same
 /// one, and one firing wakes them all.
+///
+/// Inlinable, so that hauld's `RateGate` runs it specialized for its waiters (NIO's promises, which this module does
+/// not know): generic, each firing looked up the metadata of its tuples at run time.
 package struct RateWakeUps<Instant: InstantProtocol, Waiter: Sendable>: Sendable {
-    private var waiting: [(deadline: Instant, waiter: Waiter)] = []
-    /// When the one timer is armed to fire, if it is.
-    package private(set) var timer: Instant?
+    @usableFromInline var waiting: [(deadline: Instant, waiter: Waiter)] = []
+    /// When the one timer is armed to fire, if it is (``timer``).
+    @usableFromInline var armed: Instant?
 
-    package init() {}
+    @inlinable package init() {}
+
+    /// When the one timer is armed to fire, if it is.
+    @inlinable package var timer: Instant? { armed }
 
     /// How many waiters wait.
-    package var count: Int { waiting.count }
+    @inlinable package var count: Int { waiting.count }
 
     /// `waiter` waits until `deadline`. Returns when to arm the timer, replacing the armed one, or nil when the armed
     /// one fires no later.
-    package mutating func add(_ waiter: Waiter, until deadline: Instant) -> Instant? {
+    @inlinable package mutating func add(_ waiter: Waiter, until deadline: Instant) -> Instant? {
         waiting.append((deadline, waiter))
-        if let timer, timer <= deadline { return nil }
-        timer = deadline
+        if let armed, armed <= deadline { return nil }
+        armed = deadline
         return deadline
     }
 
     /// The timer fired at `now`: the waiters whose deadline has come, in the order they came, and when to arm the
     /// timer next (nil: nobody waits). A timer that fired early wakes nobody and is armed again.
-    package mutating func fire(now: Instant) -> (due: [Waiter], next: Instant?) {
+    @inlinable package mutating func fire(now: Instant) -> (due: [Waiter], next: Instant?) {
         var due: [Waiter] = []
         waiting.removeAll { entry in
             guard entry.deadline <= now else { return false }
             due.append(entry.waiter)
             return true
         }
-        timer = waiting.map { $0.deadline }.min()
-        return (due, timer)
+        armed = waiting.map { $0.deadline }.min()
+        return (due, armed)
     }
 }

@@ -19,6 +19,7 @@ extension TaskService {
         )
         tasks[id]?.plans = reports.plans
         tasks[id]?.meter = ProgressMeter()
+        tasks[id]?.nextPlanSave = nil
         // The service outlives its attempts (shutdown waits for them), so they hold it strongly.
         tasks[id]?.attempt = Task { [self, attempts] in
             let result = await attempts.run(record, reports: reports)
@@ -44,8 +45,15 @@ extension TaskService {
     }
 
     private func attemptEnded(_ id: UInt32, _ result: AttemptResult, stopped: Bool) {
-        // While shutting down only a success is recorded (its file is in place); anything else stays restorable.
-        if isShuttingDown, !result.isSuccess { return }
+        // While shutting down only a success is recorded (its file is in place); anything else stays restorable,
+        // with the plan its connections left last, so that the next start continues where they stopped.
+        if isShuttingDown, !result.isSuccess {
+            if let plan = tasks[id]?.plans.takeNew() {
+                tasks[id]?.record.segments = plan
+                persist(id)
+            }
+            return
+        }
         guard var task = tasks[id] else { return }
         task.attempt = nil
         if let plan = task.plans.takeNew() { task.record.segments = plan }
