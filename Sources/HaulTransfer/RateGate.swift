@@ -12,7 +12,8 @@ import Synchronization
 /// connections waiting on one direction's limiter are woken by one timer (``RateWakeUps``), and a transfer no limit
 /// applies to never takes the gate's lock on its way (``RateMeter``).
 ///
-/// Every connection a limit applies to when it starts runs on the gate's one event loop (``loop``): the timer then
+/// Every connection a limit (of at most ``oneLoopLimit``) applies to when it starts runs on the gate's one event loop
+/// (``loop``): the timer then
 /// wakes one thread, which reads each socket whose grant came, where connections spread over the group's loops
 /// would wake every loop, and each wake-up on one loop would hand work to the other.
 package final class RateGate: Sendable {
@@ -56,6 +57,9 @@ package final class RateGate: Sendable {
 
     /// Where the limited connections run (``RateMeter/loop``), and so the timer that wakes them.
     package let loop: any EventLoop
+    /// The highest limit under which a connection runs on ``loop``: one core moves 500–800 MiB/s (the bench's unlimited
+    /// download takes 1.2–2 s of CPU per GiB), so that even several tasks held to this share it without waiting for it.
+    package static let oneLoopLimit: UInt64 = 64 << 20
 
     package init() {
         loop = MultiThreadedEventLoopGroup.singleton.next()
@@ -236,9 +240,14 @@ package final class RateMeter: Sendable {
     /// The receive buffer a new connection of the attempt should have (``RateGate/receiveBuffer(for:direction:)``).
     var receiveBuffer: Int? { gate.receiveBuffer(for: task, direction: direction) }
 
-    /// The event loop a new connection of the attempt should run on: the gate's while a limit applies to the task,
-    /// else nil (any loop: an unlimited transfer may need a core of its own).
-    package var loop: (any EventLoop)? { gate.tightestLimit(for: task, direction: direction) == nil ? nil : gate.loop }
+    /// The event loop a new connection of the attempt should run on: the gate's while a limit of at most
+    /// ``RateGate/oneLoopLimit`` applies to the task, else nil (any loop: a faster transfer may need a core of its own).
+    package var loop: (any EventLoop)? {
+        guard let limit = gate.tightestLimit(for: task, direction: direction), limit <= RateGate.oneLoopLimit else {
+            return nil
+        }
+        return gate.loop
+    }
 
     /// The attempt ended: nothing it still waits for asks the gate again.
     package func close() {
