@@ -63,7 +63,8 @@ import Testing
             // The plan saved once the size was known holds about 1 MiB; the progress tick saves the next one within
             // `planSaveInterval` (5 s), from the MiB checkpoints the connections post.
             #expect(saved >= Int64(8 * Self.mib))
-            // What came after the saved plan, and what was in each segment's socket (about 1 MiB) when hauld died.
+            // What came after the saved plan (the server's count takes in what sat in the sockets), and what the
+            // restarted download's splits cut short: the bytes in flight past each cut.
             #expect(refetched <= sentBefore - Int(saved) + 4 * Self.mib, "fetched \(refetched) bytes twice")
         }
     }
