@@ -123,7 +123,11 @@ public actor DBusConnection {
     /// Messages enqueued from one context go out in the order they were enqueued, which is what signals
     /// announcing successive changes need.
     public nonisolated func enqueue(_ message: DBusMessage) throws(DBusError) {
-        let encoded = try MessageCodec.encode(message)
+        enqueue(try MessageCodec.encode(message))
+    }
+
+    /// The same for a message already encoded (by the object server, for a signal it writes in place).
+    nonisolated func enqueue(_ encoded: MessageCodec.Encoded) {
         executor.queue.async { [weak self] in
             self?.assumeIsolated { try? $0.send(encoded) }
         }

@@ -138,9 +138,16 @@ public actor DBusObjectServer {
             )
         }
         if announced, let manager = manager(of: path) {
-            try emitSignal(
-                path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesAdded",
-                [.objectPath(path), interfacesAndProperties(interfaces.map(\.description.name), at: path)]
+            let names = Set(interfaces.map(\.description.name))
+            let added = (objects[path] ?? [:]).filter { names.contains($0.key) }
+            let signal = DBusMessage.signal(
+                path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesAdded"
+            )
+            try connection.enqueue(
+                MessageCodec.encode(signal, signature: Self.interfacesAddedSignature) { writer throws(DBusError) in
+                    try writer.write(.objectPath(path), as: .objectPath)
+                    try Self.write(added, to: &writer)
+                }
             )
         }
     }
@@ -385,25 +392,18 @@ public actor DBusObjectServer {
         managers.filter { $0 != path && path.isDescendant(of: $0) }.max { $0.rawValue.count < $1.rawValue.count }
     }
 
-    /// The standard interfaces, without properties: how every object's `a{sa{sv}}` begins.
-    private static let commonEntries = StandardInterfaces.common.map { DBusDictEntry(.string($0.name), .vardict([:])) }
+    private static let interfacesAddedSignature = DBusSignature(
+        [.objectPath, StandardInterfaces.interfacesAndProperties]
+    )
+    private static let managedObjectsSignature = DBusSignature([StandardInterfaces.managedObjectsType])
 
-    private func interfacesAndProperties(_ names: [String], at path: ObjectPath) -> DBusValue {
-        let interfaces = objects[path] ?? [:]
-        var entries = Self.commonEntries
-        for name in names.sorted() {
-            entries.append(DBusDictEntry(.string(name), interfaces[name]?.vardict ?? .vardict([:])))
-        }
-        return .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), entries)
-    }
-
-    /// The reply to `GetManagedObjects`: every object below `manager`, as `interfacesAndProperties` describes one.
+    /// The reply to `GetManagedObjects`: every object below `manager`, each as `InterfacesAdded` announced it.
     private func managedObjects(
         below manager: ObjectPath, answering call: DBusMessage
     ) throws(DBusError) -> MessageCodec.Encoded {
         let paths = objects.keys.filter { self.manager(of: $0) == manager }.sorted()
-        let signature = DBusSignature([.dictionary(key: .objectPath, value: StandardInterfaces.interfacesAndProperties)])
-        return try MessageCodec.encode(call.makeReturn(), signature: signature) { writer throws(DBusError) in
+        let reply = call.makeReturn()
+        return try MessageCodec.encode(reply, signature: Self.managedObjectsSignature) { writer throws(DBusError) in
             try writer.dictionary { writer throws(DBusError) in
                 for path in paths {
                     let interfaces = objects[path] ?? [:]
@@ -415,7 +415,8 @@ public actor DBusObjectServer {
         }
     }
 
-    /// An object's `a{sa{sv}}`, written: the standard interfaces without properties, then its own in name order.
+    /// An object's `a{sa{sv}}`, as `InterfacesAdded` and `GetManagedObjects` carry it: the standard interfaces without
+    /// properties, then `interfaces` in name order with their properties.
     private static func write(_ interfaces: [String: ExportedState], to writer: inout WireWriter) throws(DBusError) {
         try writer.dictionary { writer throws(DBusError) in
             for interface in StandardInterfaces.common {

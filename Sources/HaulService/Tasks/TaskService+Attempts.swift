@@ -45,18 +45,17 @@ extension TaskService {
     }
 
     private func attemptEnded(_ id: UInt32, _ result: AttemptResult, stopped: Bool) {
+        guard var task = tasks[id] else { return }
+        let plan = task.plans.takeNew()
+        if let plan { task.record.segments = plan }
         // While shutting down only a success is recorded (its file is in place); anything else stays restorable,
         // with the plan its connections left last, so that the next start continues where they stopped.
         if isShuttingDown, !result.isSuccess {
-            if let plan = tasks[id]?.plans.takeNew() {
-                tasks[id]?.record.segments = plan
-                persist(id)
-            }
+            tasks[id] = task
+            if plan != nil { persist(id) }
             return
         }
-        guard var task = tasks[id] else { return }
         task.attempt = nil
-        if let plan = task.plans.takeNew() { task.record.segments = plan }
         let end: TaskQueue.AttemptEnd
         switch result {
         case .downloaded(let size):
