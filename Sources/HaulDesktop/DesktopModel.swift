@@ -43,7 +43,7 @@ package struct DesktopModel: Sendable {
             }
             if features.statusNotifier {
                 effects.append(.readManager)
-                if trayWatcher { effects.append(.registerTrayIcon) }
+                if trayWatcher { effects += trayWatcherChanged(present: true, now: now) }
             }
             return effects
         case .taskAdded(let path, let properties):
@@ -135,14 +135,20 @@ package struct DesktopModel: Sendable {
         switch name {
         case KDEJobView.serverName where features.jobViews:
             return jobViewActions(jobViews.serverOwner(owner.isEmpty ? nil : owner, tasks: tasks, now: now))
-        case StatusNotifierItem.watcherName where features.statusNotifier && !owner.isEmpty:
-            return [.registerTrayIcon]
+        case StatusNotifierItem.watcherName where features.statusNotifier:
+            return trayWatcherChanged(present: !owner.isEmpty, now: now)
         case TransferNotification.busName where features.notifications != .off:
             shownNotifications.forgetAll()  // the ids were the old server's
             return notifications.serverChanged(present: !owner.isEmpty)
         default:
             return []
         }
+    }
+
+    /// A watcher came or went: one that came gets the icon registered, its tooltip brought up to date first.
+    private mutating func trayWatcherChanged(present: Bool, now: Instant) -> [DesktopEffect] {
+        let toolTip = toolTip.watcherChanged(present: present, now: now, current: currentToolTip)
+        return present ? toolTip + [.registerTrayIcon] : toolTip
     }
 
     private func currentToolTip() -> TrayToolTip {

@@ -19,10 +19,12 @@ import Testing
 
     static func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
 
-    /// A model started with no panel on the bus.
-    static func model(_ features: DesktopFeatures) -> DesktopModel {
+    /// A model started with no panel on the bus, or only a StatusNotifierWatcher.
+    static func model(_ features: DesktopFeatures, trayWatcher: Bool = false) -> DesktopModel {
         var model = DesktopModel(features: features)
-        _ = model.handle(.started(jobViewServer: nil, notificationServer: false, trayWatcher: false), now: at(0))
+        _ = model.handle(
+            .started(jobViewServer: nil, notificationServer: false, trayWatcher: trayWatcher), now: at(0)
+        )
         return model
     }
 
@@ -145,7 +147,7 @@ import Testing
     // MARK: Tray icon
 
     @Test func theToolTipChangesAtMostOnceASecond() {
-        var model = Self.model(Self.trayOnly)
+        var model = Self.model(Self.trayOnly, trayWatcher: true)
         let one = Tasks.download(bytes: 1, expected: 100)
         #expect(
             model.handle(.taskAdded(Self.task, Tasks.properties(bytes: 1, expected: 100)), now: Self.at(0))
@@ -166,6 +168,31 @@ import Testing
                 == [.armToolTipTimer(at: Self.at(2000))])
         #expect(model.handle(.toolTipDue, now: Self.at(2000)).isEmpty)
         #expect(model.handle(.toolTipDue, now: Self.at(2500)).isEmpty, "no timer was armed")
+    }
+
+    /// No watcher, no panel showing the icon: progress arms no timer. A watcher that comes gets the tooltip as it is
+    /// then, before the registration; once it has gone, a timer still armed sends nothing.
+    @Test func theToolTipFollowsProgressOnlyWhileAWatcherIsThere() {
+        var model = Self.model(Self.trayOnly)
+        let one = Tasks.download(bytes: 1, expected: 100)
+        #expect(
+            model.handle(.taskAdded(Self.task, Tasks.properties(bytes: 1, expected: 100)), now: Self.at(0))
+                == [.updateTrayMenu(TrayMenu(tasks: [one]).updates(since: TrayMenu()))])
+        #expect(model.handle(.taskChanged(Self.task, Self.progress(20)), now: Self.at(300)).isEmpty)
+        #expect(model.trayToolTip == TrayToolTip(tasks: [TaskSnapshot]()))
+
+        let watcher = StatusNotifierItem.watcherName
+        let fifth = TrayToolTip(tasks: [Tasks.download(bytes: 20, expected: 100)])
+        #expect(
+            model.handle(.nameOwnerChanged(name: watcher, owner: ":1.4"), now: Self.at(400))
+                == [.setTrayToolTip(fifth), .registerTrayIcon])
+        #expect(
+            model.handle(.taskChanged(Self.task, Self.progress(50)), now: Self.at(500))
+                == [.armToolTipTimer(at: Self.at(1400))])
+        #expect(model.handle(.nameOwnerChanged(name: watcher, owner: ""), now: Self.at(600)).isEmpty)
+        #expect(model.handle(.toolTipDue, now: Self.at(1400)).isEmpty, "the watcher has gone")
+        #expect(model.handle(.taskChanged(Self.task, Self.progress(70)), now: Self.at(2000)).isEmpty)
+        #expect(model.trayToolTip == fifth)
     }
 
     @Test func theIndicatorsVisibilityIsTheTrayIconsStatusAndAWatcherGetsItRegistered() {

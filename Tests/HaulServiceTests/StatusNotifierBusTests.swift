@@ -81,6 +81,44 @@ import Testing
         }
     }
 
+    /// No watcher, so no panel shows the icon: its tooltip does not follow the transfers (which would wake hauld every
+    /// second for nothing). A watcher that comes during one reads the tooltip as it is then.
+    @Test func aWatcherThatComesDuringATransferReadsItsToolTipAsItIsThen() async throws {
+        try await DesktopFixture.with { desktop throws in
+            try await desktop.withHauld { f throws in
+                let service = try #require(try await Self.hauldConnectionsServingAnItem(f).first)
+                func toolTip() async throws -> String {
+                    Self.toolTipText(
+                        try await f.client.property(
+                            destination: service, path: Self.item, interface: Self.interface, name: "ToolTip"
+                        ))
+                }
+                let menuUpdates = try await f.client.messages(matching: [
+                    MatchRule(
+                        kind: .signal, sender: service, path: DBusMenu.path, interface: DBusMenu.interface,
+                        member: "ItemsPropertiesUpdated"
+                    )
+                ])
+                let updates = CallLog()
+                let collecting = Task { for await message in menuUpdates { await updates.record(signal: message) } }
+                defer { collecting.cancel() }
+                let task = try await f.download("/gen/8m?seed=44&throttle=400000", to: "late.bin")
+                try await f.wait(task, received: 500_000)
+                // The bridge has handled the task: the menu's update goes out after what the tooltip would have.
+                _ = try await DesktopFixture.call("ItemsPropertiesUpdated", in: updates)
+                #expect(try await toolTip() == "No transfers running")
+
+                let watcher = try await FakeStatusNotifierWatcher.start(on: desktop.bus)
+                _ = try await DesktopFixture.call("RegisterStatusNotifierItem", in: watcher.log)
+                let text = try await toolTip()
+                #expect(text.hasPrefix("1 transfer: late.bin ") && text.hasSuffix("%"), "\(text)")
+                #expect(text != "1 transfer: late.bin 0%", "progress the bridge heard of before the watcher came")
+                try await f.taskCall(task, .cancel)
+                await watcher.close()
+            }
+        }
+    }
+
     @Test func noStatusNotifierMeansNoTrayIcon() async throws {
         try await DesktopFixture.with { desktop throws in
             let watcher = try await FakeStatusNotifierWatcher.start(on: desktop.bus)

@@ -1,6 +1,8 @@
 /// When the tray icon's tooltip, which follows progress, is worked out again: at most once per ``interval``, not on
-/// every progress signal, and sent only when it changed. A pure state machine: the owner arms the timer it asks for
-/// and reports when it fires.
+/// every progress signal, and sent only when it changed; and only while a StatusNotifierWatcher is there. Without one
+/// no panel shows the icon, and following progress would wake hauld every second for nothing (on a desktop with no
+/// tray, as GNOME's by default); the tooltip is brought up to date when a watcher comes, before the icon registers.
+/// A pure state machine: the owner arms the timer it asks for and reports when it fires.
 struct TrayToolTipSchedule: Sendable {
     typealias Instant = ContinuousClock.Instant
 
@@ -10,6 +12,7 @@ struct TrayToolTipSchedule: Sendable {
     private(set) var shown: TrayToolTip
     private var checked: Instant?
     private var timerArmed = false
+    private var watched = false
 
     init(shown: TrayToolTip) {
         self.shown = shown
@@ -18,7 +21,7 @@ struct TrayToolTipSchedule: Sendable {
     /// The transfers changed: the tooltip is checked now if the last check was an interval ago or more, else when
     /// that interval is over.
     mutating func transfersChanged(now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
-        guard !timerArmed else { return [] }
+        guard watched, !timerArmed else { return [] }
         let due = checked.map { $0 + Self.interval } ?? now
         guard due > now else { return check(now: now, current: current) }
         timerArmed = true
@@ -29,7 +32,14 @@ struct TrayToolTipSchedule: Sendable {
     mutating func timerFired(now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
         guard timerArmed else { return [] }
         timerArmed = false
-        return check(now: now, current: current)
+        return watched ? check(now: now, current: current) : []
+    }
+
+    /// A StatusNotifierWatcher came (`present`) or went. One that comes gets the tooltip as it is now; one that finds
+    /// it unchanged leaves the schedule as it was.
+    mutating func watcherChanged(present: Bool, now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
+        watched = present
+        return present && current() != shown ? check(now: now, current: current) : []
     }
 
     private mutating func check(now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
