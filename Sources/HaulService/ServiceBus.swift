@@ -9,6 +9,8 @@ package protocol ServiceBus: Sendable {
     func unexport(_ path: ObjectPath) async throws
     func updateProperties(_ changes: [String: DBusValue], interface: String, at path: ObjectPath) async throws
     func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws
+    /// Returns once everything sent so far has been written to the bus.
+    func written() async
 }
 
 extension ServiceBus {
@@ -17,4 +19,8 @@ extension ServiceBus {
     }
 }
 
-extension DBusObjectServer: ServiceBus {}
+extension DBusObjectServer: ServiceBus {
+    package nonisolated func written() async {
+        await connection.written()
+    }
+}

@@ -56,7 +56,18 @@ package final class PrivateBus: Sendable {
         return environment
     }
 
+    /// Stops the daemon where it is (SIGSTOP): it reads nothing until `resume()`, so a client's messages pile up.
+    package func pause() {
+        kill(process.pid, SIGSTOP)
+    }
+
+    /// Lets a paused daemon go on (SIGCONT).
+    package func resume() {
+        kill(process.pid, SIGCONT)
+    }
+
     package func stop() {
+        resume()
         if process.isRunning {
             kill(process.pid, SIGTERM)
             _ = process.wait()

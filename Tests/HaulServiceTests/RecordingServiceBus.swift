@@ -28,6 +28,8 @@ final class RecordingServiceBus: ServiceBus {
     /// Every signal, in the order the services sent it.
     let signals: AsyncStream<DBusMessage>
     private let signalInput: AsyncStream<DBusMessage>.Continuation
+    /// How many signals were sent so far, and that count at each `written()`.
+    private let counts = Mutex((sent: 0, atWritten: [Int]()))
 
     /// `objectManager` announces the objects below it, as `DBusObjectServer.addObjectManager(at:)` does.
     init(objectManager: ObjectPath) {
@@ -36,6 +38,18 @@ final class RecordingServiceBus: ServiceBus {
     }
 
     // MARK: ServiceBus
+
+    /// Every signal is in `signals` as soon as it is sent; the call is noted (`sentAtWritten`).
+    func written() async {
+        await Task.yield()
+        counts.withLock { $0.atWritten.append($0.sent) }
+    }
+
+    /// How many signals had been sent at each `written()`, in order.
+    var sentAtWritten: [Int] { counts.withLock { $0.atWritten } }
+
+    /// How many signals were sent so far.
+    var sentCount: Int { counts.withLock { $0.sent } }
 
     func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath, announced: Bool) async throws {
         await Task.yield()
@@ -123,6 +137,7 @@ final class RecordingServiceBus: ServiceBus {
             throw DBusError.failed("\(interface).\(member) takes '\(signal.signature)', not '\(message.signature)'")
         }
         message.sender = Self.uniqueName
+        counts.withLock { $0.sent += 1 }
         signalInput.yield(message)
     }
 

@@ -70,6 +70,25 @@ import Testing
         }
     }
 
+    /// A `*All` waits, after each batch, until the bus has read what the batch sent (`written()`), so that an answer
+    /// to another client is never queued behind more than a batch of signals: with one batch and a bit, once, after
+    /// the first batch's signals and before the next one's.
+    @Test func aBulkCommandWaitsForEachBatchToBeWritten() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            let count = TaskService.batch + 44
+            for index in 0..<count { _ = try await harness.suspendedDownload("bulk-\(index).bin") }
+            let before = harness.bus.sentCount
+            let writtenBefore = harness.bus.sentAtWritten.count
+            await harness.tasks.forEachTask(.cancel)
+            let perTask = (harness.bus.sentCount - before) / count
+            #expect(perTask > 0 && (harness.bus.sentCount - before) % count == 0)
+            #expect(
+                harness.bus.sentAtWritten.dropFirst(writtenBefore) == [before + TaskService.batch * perTask],
+                "\(harness.bus.sentAtWritten.dropFirst(writtenBefore)) after \(before), \(perTask) a task"
+            )
+        }
+    }
+
     /// A Download raced by a Cancel and a Forget of the task it creates (as a client that guessed its id would):
     /// however they interleave, the object is announced before anything about it, completes once, and goes away
     /// last, with its record.

@@ -183,6 +183,7 @@ extension DBusConnection {
         guard let watch = mainLoop.watchPointers[key] else { return }
         dbus_watch_handle(watch, flags)
         drain()
+        resumeWriteWaiters()
     }
 
     // MARK: Timeouts
@@ -221,5 +222,6 @@ extension DBusConnection {
         guard let timeout = mainLoop.timeoutPointers[key] else { return }
         dbus_timeout_handle(timeout)
         drain()
+        resumeWriteWaiters()
     }
 }

@@ -19,6 +19,8 @@ public actor DBusConnection {
     public nonisolated let uniqueName: String
 
     private var isClosed = false
+    /// Callers of `written()`, waiting for libdbus's outgoing queue to empty.
+    private var writeWaiters: [CheckedContinuation<Void, Never>] = []
     private var callbackContext: CallbackContext?
     var mainLoop = MainLoopSources()
     var pendingCalls: [UInt32: PendingCall] = [:]
@@ -116,6 +118,8 @@ public actor DBusConnection {
         guard dbus_connection_send(handle.pointer, raw, nil) != 0 else {
             throw .failed("out of memory while queueing a message")
         }
+        // libdbus writes what it can at once: this message may have taken the rest of the queue with it.
+        resumeWriteWaiters()
     }
 
     /// Validates and marshals a message now and sends it from the connection's queue without suspending the caller.
@@ -133,6 +137,28 @@ public actor DBusConnection {
         }
     }
 
+    /// Returns once every message queued so far has been written to the socket (`enqueue`d ones too: they reach
+    /// libdbus on this queue, in order, before this call runs), or once the connection is closed or lost.
+    ///
+    /// A service sending thousands of messages at once waits here between batches, so that what it queues never runs
+    /// far ahead of what the bus has read: libdbus's outgoing queue is one line, and an answer to another client
+    /// waits behind every message queued before it.
+    public func written() async {
+        guard isConnected, dbus_connection_has_messages_to_send(handle.pointer) != 0 else { return }
+        await withCheckedContinuation { writeWaiters.append($0) }
+    }
+
+    /// Resumes the callers of `written()` once nothing is left to write. Called wherever libdbus may have written:
+    /// after sending, and after handling a watch or a timeout.
+    func resumeWriteWaiters() {
+        guard !writeWaiters.isEmpty, !isConnected || dbus_connection_has_messages_to_send(handle.pointer) == 0 else {
+            return
+        }
+        let waiters = writeWaiters
+        writeWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
     /// Sends a method call and waits for its reply. An error reply is thrown as a `DBusError`.
     public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws -> DBusMessage {
         guard !isClosed else { throw DBusError.disconnected("the connection is closed") }
@@ -147,6 +173,7 @@ public actor DBusConnection {
         else {
             throw DBusError.disconnected("the connection is closed")
         }
+        resumeWriteWaiters()
         let serial = dbus_message_get_serial(raw)
         let pendingKey = Self.key(pending)
         let reply: DBusMessage = try await withTaskCancellationHandler {
@@ -285,6 +312,7 @@ public actor DBusConnection {
         self.routes = [:]
         for route in routes.values { route.finish() }
         failPendingCalls(DBusError.disconnected("the connection was closed"))
+        resumeWriteWaiters()
     }
 
     // MARK: Main loop

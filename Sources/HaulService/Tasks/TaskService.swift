@@ -134,7 +134,7 @@ actor TaskService {
         for (index, id) in queue.restoredOrder().enumerated() {
             guard !isShuttingDown else { return }
             perform(queue.continueRestored(id, now: clock.now))
-            if index % Self.batch == Self.batch - 1 { await settled() }
+            if index % Self.batch == Self.batch - 1 { await batchSent() }
         }
         await settled()
         // Reading, decoding and exporting every record freed room that glibc keeps until it is trimmed.
@@ -145,6 +145,14 @@ actor TaskService {
     /// published to be sent: what waits in the outbox (every property of a restored task) stays small however many
     /// tasks there are.
     static var batch: Int { 256 }
+
+    /// The end of a batch of a `*All` or of continuing a restore: what it published is sent, and written to the bus.
+    /// Without the second wait, ten thousand tasks' signals queued up in the connection faster than the bus read them,
+    /// and an answer to another client, queued behind them all, waited most of a second.
+    private func batchSent() async {
+        await settled()
+        await objects.written()
+    }
 
     /// Stops every attempt without touching the saved states, so that the next start continues them all.
     func shutdown() async {
@@ -184,7 +192,7 @@ actor TaskService {
     func forEachTask(_ command: TaskCommand) async {
         for (index, id) in tasks.keys.sorted().enumerated() {
             try? apply(command, on: id)
-            if index % Self.batch == Self.batch - 1 { await settled() }
+            if index % Self.batch == Self.batch - 1 { await batchSent() }
         }
         await settled()
     }

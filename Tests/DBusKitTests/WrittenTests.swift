@@ -1,0 +1,58 @@
+import DBusKit
+import HaulTestSupport
+import Synchronization
+import Testing
+
+/// `written()` waits until the bus has read what was queued, not only until libdbus has it: a bus that reads nothing
+/// holds it up, one that reads again lets it return.
+@Suite(.timeLimit(.minutes(1))) struct WrittenTests {
+    final class Flag: Sendable {
+        let isSet = Mutex(false)
+    }
+
+    @Test func writtenReturnsOnceTheBusHasReadEveryQueuedMessage() async throws {
+        let bus = try await PrivateBus()
+        defer { bus.stop() }
+        let connection = try await DBusConnection.connect(address: bus.address)
+        await connection.written()  // nothing queued: at once
+
+        bus.pause()
+        // 4 MiB: far more than the socket holds, so most of it waits in libdbus's queue while the bus sleeps.
+        let chunk = String(repeating: "x", count: 64 * 1024)
+        for _ in 0..<64 {
+            try connection.enqueue(
+                .signal(path: "/org/haul/Test", interface: "org.haul.Test", member: "Chunk", body: [.string(chunk)])
+            )
+        }
+        let written = Flag()
+        let waiting = Task {
+            await connection.written()
+            written.isSet.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!written.isSet.withLock { $0 }, "the bus has read at most what its socket holds")
+
+        bus.resume()
+        await waiting.value
+        #expect(written.isSet.withLock { $0 })
+        await connection.close()
+    }
+
+    @Test func aClosedConnectionWaitsForNothing() async throws {
+        let bus = try await PrivateBus()
+        defer { bus.stop() }
+        let connection = try await DBusConnection.connect(address: bus.address)
+        bus.pause()
+        let chunk = String(repeating: "y", count: 64 * 1024)
+        for _ in 0..<64 {
+            try connection.enqueue(
+                .signal(path: "/org/haul/Test", interface: "org.haul.Test", member: "Chunk", body: [.string(chunk)])
+            )
+        }
+        let waiting = Task { await connection.written() }
+        try await Task.sleep(for: .milliseconds(200))
+        await connection.close()
+        await waiting.value
+        bus.resume()
+    }
+}
