@@ -67,8 +67,8 @@ package final class PrivateBus: Sendable {
     }
 
     package func stop() {
-        resume()
         if process.isRunning {
+            resume()  // a stopped daemon would not act on SIGTERM
             kill(process.pid, SIGTERM)
             _ = process.wait()
         }
