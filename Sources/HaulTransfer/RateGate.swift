@@ -13,9 +13,8 @@ import Synchronization
 /// applies to never takes the gate's lock on its way (``RateMeter``).
 ///
 /// Every connection a limit (of at most ``oneLoopLimit``) applies to when it starts runs on the gate's one event loop
-/// (``loop``): the timer then
-/// wakes one thread, which reads each socket whose grant came, where connections spread over the group's loops
-/// would wake every loop, and each wake-up on one loop would hand work to the other.
+/// (``loop``): the timer then wakes one thread, which reads each socket whose grant came, where connections spread
+/// over the group's loops would wake every loop, and each wake-up on one loop would hand work to the other.
 package final class RateGate: Sendable {
     package enum Direction: Sendable {
         case download, upload

@@ -10,14 +10,12 @@ import Testing
         let isSet = Mutex(false)
     }
 
-    @Test func writtenReturnsOnceTheBusHasReadEveryQueuedMessage() async throws {
-        let bus = try await PrivateBus()
-        defer { bus.stop() }
-        let connection = try await DBusConnection.connect(address: bus.address)
-        await connection.written()  // nothing queued: at once
-
+    /// Pauses `bus` and queues 4 MiB of signals on `connection`, far more than the socket holds, so that most of it
+    /// waits in libdbus's queue; returns a `written()` waiting for it, and what it sets once it returns.
+    static func fillQueue(
+        of connection: DBusConnection, on bus: PrivateBus
+    ) throws -> (waiting: Task<Void, Never>, written: Flag) {
         bus.pause()
-        // 4 MiB: far more than the socket holds, so most of it waits in libdbus's queue while the bus sleeps.
         let chunk = String(repeating: "x", count: 64 * 1024)
         for _ in 0..<64 {
             try connection.enqueue(
@@ -29,6 +27,16 @@ import Testing
             await connection.written()
             written.isSet.withLock { $0 = true }
         }
+        return (waiting, written)
+    }
+
+    @Test func writtenReturnsOnceTheBusHasReadEveryQueuedMessage() async throws {
+        let bus = try await PrivateBus()
+        defer { bus.stop() }
+        let connection = try await DBusConnection.connect(address: bus.address)
+        await connection.written()  // nothing queued: at once
+
+        let (waiting, written) = try Self.fillQueue(of: connection, on: bus)
         try await Task.sleep(for: .milliseconds(500))
         #expect(!written.isSet.withLock { $0 }, "the bus has read at most what its socket holds")
 
@@ -42,15 +50,9 @@ import Testing
         let bus = try await PrivateBus()
         defer { bus.stop() }
         let connection = try await DBusConnection.connect(address: bus.address)
-        bus.pause()
-        let chunk = String(repeating: "y", count: 64 * 1024)
-        for _ in 0..<64 {
-            try connection.enqueue(
-                .signal(path: "/org/haul/Test", interface: "org.haul.Test", member: "Chunk", body: [.string(chunk)])
-            )
-        }
-        let waiting = Task { await connection.written() }
+        let (waiting, written) = try Self.fillQueue(of: connection, on: bus)
         try await Task.sleep(for: .milliseconds(200))
+        #expect(!written.isSet.withLock { $0 }, "still waiting before the close")
         await connection.close()
         await waiting.value
     }

@@ -39,7 +39,9 @@ struct TrayToolTipSchedule: Sendable {
     /// it unchanged leaves the schedule as it was.
     mutating func watcherChanged(present: Bool, now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
         watched = present
-        return present && current() != shown ? check(now: now, current: current) : []
+        guard present else { return [] }
+        let toolTip = current()
+        return toolTip != shown ? check(now: now) { toolTip } : []
     }
 
     private mutating func check(now: Instant, current: () -> TrayToolTip) -> [DesktopEffect] {
