@@ -69,8 +69,8 @@ clean:
 # - Every function in a section of its own, public ones included (-internalize-at-link): the linker drops what
 #   nothing calls, and the runtime records of types it dropped (-conditional-runtime-records).
 # - Linked by lld in the order of scripts/link/hauld.order, which scripts/link/hauld-order.sh makes: the functions a
-#   typical run calls, together; those without a symbol, which no order can name, in one place of their own
-#   (scripts/link/private-functions.ld).
+#   typical run calls, together, then those a hostile barrage adds; those without a symbol, which no order can name,
+#   in one place of their own (scripts/link/private-functions.ld).
 # - Relative relocations packed (DT_RELR) when this machine's glibc reads them (2.36, Debian 12); the programs then
 #   need glibc 2.36 or later, and scripts/build-deb.sh makes the package say so.
 # - No $ORIGIN run path (no library sits beside /usr/bin/hauld); -z now completes the RELRO hardening.

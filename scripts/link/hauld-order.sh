@@ -10,12 +10,17 @@
 # 2026-11-27 it gave a fresh hauld 14.3 MB and 20.0-20.3 MB after the barrage (+5.7 to +6.0 MB), the appended one
 # 14.6-15.0 and 19.9-20.2 MB (+5.1 to +5.3 MB). Appended functions land after all the others, though: two rounds
 # later (the Swift marshalling, the queue's specializations) an appended order gave 15.8 and 21.8 MB, a whole new
-# one 14.3 and 19.9 MB. Remake it whole once the appended part has grown.
+# one 14.3 and 19.9 MB. Remake it whole once the appended part has grown. The whole order with the barrage's
+# functions last gave 14.6-15.0 MB fresh and 18.2-18.9 MB a minute after the barrage (+3.5 to +3.9 MB), where the
+# order without them gave +5.4 to +5.9 MB.
 #
-# BIN_DIR holds hauld and haul of that build (`make lean-build`). The use is haul's, on a private bus against the
-# test suite's HTTP server: downloads on one, four and sixteen connections, thirty-two at once, a suspended one
-# resumed, suspended and cancelled, a 404, an upload, the list, the indicator; then the idle minute and a half in
-# which async-http-client closes the connections it kept and hauld trims its heap. Needs valgrind and python3.
+# BIN_DIR holds hauld, haul and haul-bench of that build (`make lean-build`). The use is haul's, on a private bus
+# against the test suite's HTTP server: downloads on one, four and sixteen connections, thirty-two at once, a
+# suspended one resumed, suspended and cancelled, a 404, an upload, the list, the indicator; then the idle minute and
+# a half in which async-http-client closes the connections it kept and hauld trims its heap. Last come the functions
+# a hostile barrage runs (haul-bench's abuse phase: refusals of wrong types, huge strings, hostile URLs and paths),
+# which neither start-up nor a use calls: spread over the code, they kept 3.1 MB more of it resident after the
+# barrage; together, after the rest, they fill a few blocks of their own. Needs valgrind and python3.
 #
 # Why an order: the kernel maps a program's code in 64 kB blocks around each page it touches, so the few hundred
 # kB of functions an idle hauld has run, spread over 16 MB of code, kept 8 MB of it resident. Placed together, they
@@ -55,23 +60,10 @@ read -r _ port <&"${server[0]}"
 url=http://127.0.0.1:$port
 head -c 3000000 /dev/urandom >"$work/upload.bin"
 
-# Runs hauld under callgrind until `scenario` returns and $3 seconds more, then writes the names of the functions it
-# ran to $1.
-profile() {
-    local names=$1 scenario=$2 settle=$3 hauld
-    rm -rf "$work/state" "$work/files"/* "$work"/callgrind.*
-    XDG_STATE_HOME=$work/state valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" \
-        "$work/hauld" --log-level warning 2>"$work/valgrind.log" &
-    hauld=$!
-    pids+=("$hauld")
-    for _ in $(seq 120); do timeout 5 "$haul" status >/dev/null 2>&1 && break; sleep 1; done
-    "$scenario"
-    sleep "$settle"
-    callgrind_control --dump "$hauld" >/dev/null 2>&1
-    kill -9 "$hauld"
-    wait "$hauld" 2>/dev/null || true
+# The names of the functions in hauld a callgrind profile (its files $@) saw run, in the order first seen.
+names_of() {
     # "fn=(id) name" names a function the first time it comes; ob= says in which file it is.
-    python3 - "$work"/callgrind.out.* >"$names" <<'PYTHON'
+    python3 - "$@" <<'PYTHON'
 import re, sys
 names = {}
 objects = {}
@@ -93,6 +85,24 @@ for path in sys.argv[1:]:
             if not name.startswith("0x"):
                 print(name)
 PYTHON
+}
+
+# Runs hauld under callgrind until `scenario` returns and $3 seconds more, then writes the names of the functions it
+# ran to $1.
+profile() {
+    local names=$1 scenario=$2 settle=$3 hauld
+    rm -rf "$work/state" "$work/files"/* "$work"/callgrind.*
+    XDG_STATE_HOME=$work/state valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" \
+        "$work/hauld" --log-level warning 2>"$work/valgrind.log" &
+    hauld=$!
+    pids+=("$hauld")
+    for _ in $(seq 120); do timeout 5 "$haul" status >/dev/null 2>&1 && break; sleep 1; done
+    "$scenario"
+    sleep "$settle"
+    callgrind_control --dump "$hauld" >/dev/null 2>&1
+    kill -9 "$hauld"
+    wait "$hauld" 2>/dev/null || true
+    names_of "$work"/callgrind.out.* >"$names"
 }
 
 start() { "$haul" status >/dev/null; "$haul" ls >/dev/null; }
@@ -123,17 +133,37 @@ use() {
     "$haul" indicator >/dev/null
 }
 
+# The barrage is haul-bench's: it starts the hauld beside it, which here is a script that runs ours under callgrind
+# with the same process id. callgrind writes its profile when hauld ends, once the bench stops it.
+barrage() {
+    local bench=$work/bench
+    rm -rf "$work"/callgrind.* "$bench"
+    mkdir "$bench"
+    cp "$bin_dir/haul-bench" "$bench/"
+    cat >"$bench/hauld" <<SCRIPT
+#!/bin/sh
+exec valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" "$work/hauld" "\$@" \
+    2>"$work/valgrind.log"
+SCRIPT
+    chmod +x "$bench/hauld"
+    "$bench/haul-bench" --phases abuse --server python --output "$bench/figures.json" >"$bench/log" 2>&1 ||
+        { cat "$bench/log" >&2; exit 1; }
+    names_of "$work"/callgrind.out* >"$1"
+}
+
 profile "$work/start.names" start 3
 # An idle hauld after a use has run this too, and its code stays resident: async-http-client closes the connections
 # it pooled after 60 s unused, and a minute after the last transfer hauld trims its heap once more.
 profile "$work/use.names" use 75
+barrage "$work/barrage.names"
 # sed rather than grep, which fails on an order with no name in it.
 if $append; then sed '/^#/d' "$output" >"$work/previous.names"; else : >"$work/previous.names"; fi
 {
-    echo "# The functions hauld runs, in the order the lean build links them: start-up first, then a typical use."
+    echo "# The functions hauld runs, in the order the lean build links them: start-up first, then a typical use,"
+    echo "# then what a hostile barrage adds."
     echo "# Made by scripts/link/hauld-order.sh; see there."
     # Each name once, in the order first seen.
-    cat "$work/previous.names" "$work/start.names" "$work/use.names" | awk '!seen[$0]++'
+    cat "$work/previous.names" "$work/start.names" "$work/use.names" "$work/barrage.names" | awk '!seen[$0]++'
 } >"$work/order"
 mv "$work/order" "$output"
 echo "hauld-order.sh: $(grep -vc '^#' "$output") functions ($(wc -l <"$work/start.names") at start-up) in $output"
