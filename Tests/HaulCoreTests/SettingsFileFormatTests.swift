@@ -96,4 +96,38 @@ struct SettingsFileFormatTests {
             #expect(loaded.problem == nil && loaded.settings == ManagerSettings())
         }
     }
+
+    /// What is not a regular file of a settings file's size is reported, not read, as for task records: a link would
+    /// be followed anywhere, a huge file would take hauld's memory, and a FIFO is no file.
+    @Test(arguments: ["link", "huge", "fifo"])
+    func onlyRegularFilesOfASettingsFilesSizeAreRead(_ kind: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = { (name: String) in directory.appending(path: name).path(percentEncoded: false) }
+            for name in ["manager.json", "indicator.json"] {
+                switch kind {
+                case "link":
+                    // Settings other than the defaults, elsewhere.
+                    let settings = name == "manager.json" ? Self.manager : Self.indicator
+                    try Data(settings.utf8).write(to: directory.appending(path: "elsewhere-\(name)"))
+                    #expect(symlink(path("elsewhere-\(name)"), path(name)) == 0)
+                case "huge":
+                    #expect(FileManager.default.createFile(atPath: path(name), contents: nil))
+                    #expect(truncate(path(name), off_t(RegularFile.largestSettings + 1)) == 0)
+                default:
+                    #expect(mkfifo(path(name), 0o600) == 0)
+                }
+            }
+            let manager = ManagerSettings.load(from: directory.appending(path: "manager.json"))
+            #expect(manager.settings == ManagerSettings())
+            #expect(manager.problem?.hasPrefix("cannot read manager settings: ") == true, "\(manager.problem ?? "")")
+            #expect(manager.problem?.contains(path("manager.json")) == true)
+            let indicator = IndicatorSettingsStore(url: directory.appending(path: "indicator.json")).load()
+            #expect(indicator.settings == IndicatorSettings())
+            guard case .unreadable(let reported, _)? = indicator.problem else {
+                Issue.record("expected an unreadable problem, got \(String(describing: indicator.problem))")
+                return
+            }
+            #expect(reported == path("indicator.json"))
+        }
+    }
 }

@@ -193,6 +193,24 @@ struct TaskStoreTests {
         }
     }
 
+    /// `removed-id` is read the same way: a link in its place is not followed (to a number that would hold back ids),
+    /// a FIFO not waited on.
+    @Test func aRemovedIDThatIsNoRegularFileIsLeftUnread() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            try store.save(try download(1))
+            let removedID = directory.appending(path: "removed-id").path(percentEncoded: false)
+            let elsewhere = directory.appending(path: "elsewhere")
+            try Data("7".utf8).write(to: elsewhere)
+            #expect(symlink(elsewhere.path(percentEncoded: false), removedID) == 0)
+            #expect(store.loadAll().takenIDs == [1])
+            #expect(unlink(removedID) == 0 && mkfifo(removedID, 0o600) == 0)
+            let loaded = store.loadAll()
+            #expect(loaded.records.map(\.id) == [1])
+            #expect(loaded.takenIDs == [1])
+        }
+    }
+
     @Test func anUnreadableDirectoryIsAProblem() throws {
         try withTemporaryDirectory { directory in
             let file = directory.appending(path: "tasks")

@@ -1,5 +1,13 @@
 package import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Loads and saves ``IndicatorSettings`` as a JSON file.
 ///
 /// Loading never fails: the daemon must start whatever is on disk. A missing file gives the defaults silently; a file
@@ -8,7 +16,8 @@ package import FoundationEssentials
 package struct IndicatorSettingsStore: Sendable {
     /// Why the file's contents were not used.
     package enum LoadProblem: Error, Sendable, Equatable, CustomStringConvertible {
-        /// The file exists but could not be read (permissions, a directory in its place, an I/O error).
+        /// The file exists but could not be read (permissions, a directory, FIFO or link in its place, a file larger
+        /// than a settings file, an I/O error).
         case unreadable(path: String, reason: String)
         /// The file is not JSON, or not JSON of the expected shape.
         case corrupt(path: String, reason: String)
@@ -55,10 +64,9 @@ package struct IndicatorSettingsStore: Sendable {
         let path = url.path(percentEncoded: false)
         let data: Data
         do {
-            data = try Data(contentsOf: url)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return LoadResult(settings: IndicatorSettings())
+            data = try RegularFile.contents(of: path, limit: RegularFile.largestSettings)
         } catch {
+            guard error.errno != ENOENT else { return LoadResult(settings: IndicatorSettings()) }
             return LoadResult(settings: IndicatorSettings(), problem: .unreadable(path: path, reason: "\(error)"))
         }
         let settings: IndicatorSettings

@@ -1,5 +1,13 @@
 package import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The Manager's read-write settings, kept across restarts in `manager.json` beside the indicator's settings (the
 /// file's format: `ManagerSettings+Coding.swift`).
 package struct ManagerSettings: Sendable, Equatable {
@@ -17,11 +25,15 @@ package struct ManagerSettings: Sendable, Equatable {
 
     package init() {}
 
-    /// Reads the settings at `url`: the defaults when there is no file, and with a sentence when it cannot be used.
+    /// Reads the settings at `url`: the defaults when there is no file, and with a sentence when it cannot be used
+    /// (``RegularFile`` says what is read).
     package static func load(from url: URL) -> (settings: ManagerSettings, problem: String?) {
-        guard let data = try? Data(contentsOf: url) else {
-            let exists = FileManager.default.fileExists(atPath: url.path(percentEncoded: false))
-            return (ManagerSettings(), exists ? "cannot read \(url.path(percentEncoded: false)); using defaults" : nil)
+        let data: Data
+        do {
+            data = try RegularFile.contents(of: url.path(percentEncoded: false), limit: RegularFile.largestSettings)
+        } catch {
+            guard error.errno != ENOENT else { return (ManagerSettings(), nil) }
+            return (ManagerSettings(), "cannot read manager settings: \(error); using defaults")
         }
         do {
             return (try JSONDecoder().decode(ManagerSettings.self, from: data), nil)

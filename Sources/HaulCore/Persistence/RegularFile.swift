@@ -8,12 +8,16 @@ import Musl
 import Darwin
 #endif
 
-/// Reads the files hauld finds in its state folder at start-up, before it answers anything.
+/// Reads the files hauld finds in its state folder at start-up, before it answers anything: the task records, the
+/// settings files, the highest id removed.
 ///
 /// Only a regular file is read, and only up to a limit: a symbolic link at a record's name would make hauld read
 /// whatever it points to, and a huge file would take its memory. It is opened without blocking, so a FIFO left there
 /// cannot hold the start either.
 package enum RegularFile {
+    /// Far above any settings file hauld writes (a few hundred bytes of JSON): a larger file is not one.
+    package static let largestSettings = 64 << 10
+
     /// The contents of the regular file at `path`, which must hold at most `limit` bytes.
     package static func contents(of path: String, limit: Int) throws(AtomicFileError) -> Data {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)

@@ -168,11 +168,17 @@ package struct TaskStore: Sendable {
         return candidate
     }
 
+    /// `removed-id` holds one number of at most ten digits (and perhaps a line break).
+    private static let largestRemovedID = 64
+
     private var removedIDURL: URL { directory.appending(path: "removed-id", directoryHint: .notDirectory) }
 
     /// The id in `removed-id`; nil when there is none (or it is unreadable: then only the records count).
     private func highestRemovedID() -> UInt32? {
-        guard let data = try? Data(contentsOf: removedIDURL), let text = String(data: data, encoding: .utf8) else {
+        let path = removedIDURL.path(percentEncoded: false)
+        guard let data = try? RegularFile.contents(of: path, limit: Self.largestRemovedID),
+            let text = String(data: data, encoding: .utf8)
+        else {
             return nil
         }
         return UInt32(text.trimmingWhitespace())
