@@ -21,9 +21,11 @@ struct ForwardProxy {
     let readTimeout: Duration
 
     /// Sends `method url` through the proxy, with `body` streamed from disk, and returns what `sink` made of the
-    /// response; `rate` paces the body that goes one way. Cancelling the calling task closes the connection at once.
+    /// response; `rate` paces the body that goes one way. The connection runs on `loop` if one is given (as
+    /// ``TransferClient`` pins it), else on any. Cancelling the calling task closes the connection at once.
     func exchange<Sink: ResponseSink>(
-        method: HTTPMethod, url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink, rate: RateMeter?
+        method: HTTPMethod, url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink, rate: RateMeter?,
+        on loop: (any EventLoop)?
     ) async throws -> Sink.Response {
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: Self.absoluteForm(url))
         head.headers = HTTPHeaders(headers)
@@ -31,7 +33,7 @@ struct ForwardProxy {
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         if let body { head.headers.replaceOrAdd(name: "Content-Length", value: String(body.size)) }
         addProxyAuthorization(to: &head.headers)
-        let (channel, ended) = try await connect(sink, rate: body == nil ? rate : nil)
+        let (channel, ended) = try await connect(sink, rate: body == nil ? rate : nil, on: loop)
         return try await withTaskCancellationHandler {
             defer { channel.close(promise: nil) }
             try Task.checkCancellation()
@@ -52,7 +54,7 @@ struct ForwardProxy {
         head.headers.add(name: "Host", value: authority)
         addProxyAuthorization(to: &head.headers)
         let status = StatusSink()
-        let (channel, ended) = try await connect(status, rate: nil)
+        let (channel, ended) = try await connect(status, rate: nil, on: nil)
         defer { channel.close(promise: nil) }
         try await channel.writeAndFlush(HTTPClientRequestPart.head(head))
         try await channel.writeAndFlush(HTTPClientRequestPart.end(nil))
@@ -62,9 +64,9 @@ struct ForwardProxy {
     }
 
     private func connect<Sink: ResponseSink>(
-        _ sink: Sink, rate: RateMeter?
+        _ sink: Sink, rate: RateMeter?, on loop: (any EventLoop)?
     ) async throws -> (any Channel, EventLoopFuture<Void>) {
-        let loop = rate?.loop ?? MultiThreadedEventLoopGroup.singleton.next()
+        let loop = loop ?? MultiThreadedEventLoopGroup.singleton.next()
         let ended = loop.makePromise(of: Void.self)
         let readTimeout = TimeAmount(readTimeout)
         // Under a limit, a socket buffer sized to it: the kernel's own would grow with the large reads a grant

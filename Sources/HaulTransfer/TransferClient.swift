@@ -141,11 +141,10 @@ package final class TransferClient: Sendable {
         onProgress: @escaping @Sendable (UInt64) -> Void, onPlan: @escaping @Sendable (SegmentPlan) -> Void
     ) async throws(TransferFailure) -> DownloadOutcome {
         let origin = try Self.validated(url)
-        // Every connection of the download on one event loop (the rate limiter's, under a limit): the limiter's timer
-        // then wakes one loop, not both, and the connections' reads of one grant follow each other there.
-        let loop = HTTPClient.EventLoopPreference.delegateAndChannel(
-            on: rate?.loop ?? MultiThreadedEventLoopGroup.singleton.next()
-        )
+        // Every connection of the download on one event loop (the rate limiter's, under a limit; not through a
+        // proxy's tunnel, see `exchange`): the limiter's timer then wakes one loop, not both, and the connections'
+        // reads of one grant follow each other there.
+        let loop = rate?.loop ?? MultiThreadedEventLoopGroup.singleton.next()
         let download = SegmentedDownload(
             url: origin, partialPath: partialPath, connections: connections,
             observer: .init(head: onHead, progress: onProgress, plan: onPlan),
@@ -154,7 +153,7 @@ package final class TransferClient: Sendable {
                 for _ in 0...Redirect.maximumHops {
                     let requestHeaders = RequestHeaders.forRequest(to: hop, origin: url, clientHeaders: headers) + range
                     let response = try await exchange(
-                        .GET, hop, headers: requestHeaders, body: nil, sink: writer, rate: rate, on: loop
+                        .GET, hop, headers: requestHeaders, body: nil, sink: writer, rate: rate, sharing: loop
                     ) { writer.stop() }
                     guard case .redirect(let status, let location) = response else { return response }
                     writer.clearRedirect()
@@ -207,17 +206,18 @@ package final class TransferClient: Sendable {
     }
 
     /// One request to `url` on the route its proxy settings give, its response fed to `sink`; `rate` paces the body
-    /// that goes one way (an upload's request, a download's response). `loop` says where the connection runs (a
-    /// forward proxy's connection runs where it may); by default on the rate limiter's loop under a limit, else
-    /// where async-http-client chooses.
+    /// that goes one way (an upload's request, a download's response). `shared` is the event loop the request's
+    /// connection shares with others (a segmented download's).
     ///
-    /// Under a limit the delegate runs on the connection's own loop. With `.indifferent`, async-http-client may hand
-    /// the request a pooled connection on another loop than the delegate's, and every body part then crosses
-    /// between the two threads and back: a download held to 5 MiB/s woke hauld 65 times a second instead of 20. Not
-    /// through a proxy's tunnel: async-http-client then opened two tunnels for the one request.
+    /// The connection and the delegate are pinned to one loop: `shared`, else the rate limiter's under a limit, else
+    /// none (async-http-client chooses). Pinned, the delegate runs on the connection's own loop; with `.indifferent`,
+    /// async-http-client may hand the request a pooled connection on another loop than the delegate's, and every
+    /// body part then crosses between the two threads and back: a download held to 5 MiB/s woke hauld 65 times a
+    /// second instead of 20. Never through a proxy's tunnel: async-http-client then opens a second tunnel for the
+    /// request.
     private func exchange<Sink: ResponseSink>(
         _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink,
-        rate: RateMeter?, on loop: HTTPClient.EventLoopPreference? = nil, stop: @escaping @Sendable () -> Void
+        rate: RateMeter?, sharing shared: (any EventLoop)? = nil, stop: @escaping @Sendable () -> Void
     ) async throws(TransferFailure) -> Sink.Response {
         let proxy: ProxyServer?
         switch configuration.proxies.route(for: url) {
@@ -228,6 +228,7 @@ package final class TransferClient: Sendable {
         }
         let describe = describer(url, proxy)
         let wire = RequestHeaders.withoutUserinfo(url)
+        let pinned = shared ?? rate?.loop
         do {
             if let proxy, proxy.kind == .http, url.scheme?.lowercased() == "http" {
                 let forward = ForwardProxy(
@@ -235,7 +236,7 @@ package final class TransferClient: Sendable {
                 )
                 return try await Self.stopping(stop) {
                     try await forward.exchange(
-                        method: method, url: wire, headers: headers, body: body, sink: sink, rate: rate
+                        method: method, url: wire, headers: headers, body: body, sink: sink, rate: rate, on: pinned
                     )
                 }
             }
@@ -243,8 +244,8 @@ package final class TransferClient: Sendable {
             var request = try HTTPClient.Request(url: wire, method: method, headers: HTTPHeaders(headers))
             request.body = body?.body(rate: rate)
             let delegate = ResponseSinkDelegate(sink, rate: body == nil ? rate : nil)
-            let limitedLoop = proxy == nil ? rate?.loop : nil
-            let preference = loop ?? limitedLoop.map { .delegateAndChannel(on: $0) } ?? .indifferent
+            let preference: HTTPClient.EventLoopPreference =
+                if proxy == nil, let pinned { .delegateAndChannel(on: pinned) } else { .indifferent }
             let task = client.execute(request: request, delegate: delegate, eventLoop: preference)
             return try await Self.stopping({ stop(); task.cancel() }) { try await task.futureResult.get() }
         } catch let error as HTTPClientError where error == .invalidProxyResponse {

@@ -81,6 +81,40 @@ import Testing
         }
     }
 
+    /// Downloads over several connections through the proxy open one tunnel per connection and reuse them, one
+    /// download after another. A request pinned to an event loop (as a segmented download's connections are to
+    /// share one) is given only a connection of that loop, so each download opened tunnels of its own.
+    @Test func segmentedDownloadsReuseTheirTunnels() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let server = try await TestHTTPServer(tls: certificates)
+        defer { server.stop() }
+        let proxy = try await TestHTTPServer()
+        defer { proxy.stop() }
+        let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
+        try await TransferFixture.with(environment: environment) { f throws in
+            for seed in 47...49 {
+                let query = "/gen/8m?seed=\(seed)"
+                let reply = try await f.managerCall(
+                    .downloadWithOptions,
+                    [
+                        .string(server.url(query)), .string(f.file("\(seed).bin")),
+                        .vardict(DownloadOption.values([.connections: .uint32(4)])),
+                    ]
+                )
+                let task = try #require(reply.first?.objectPathValue)
+                try await f.wait(task, until: .completed)
+                #expect(try await f.errorName(task) == "")
+                #expect(try await f.sha256(of: "\(seed).bin") == (try await TestHTTPServer.sha256OfGenerated(size: 8 << 20, seed: seed)))
+                #expect(try await server.stats().log(query).count >= 4, "a range on each connection")
+            }
+            let tunnels = try await proxy.stats().tunnels
+            #expect(tunnels.allSatisfy { $0.target == server.authority && $0.status == 200 })
+            // Four connections at once need four tunnels; twelve were opened before, one set per download.
+            #expect((4...5).contains(tunnels.count), "\(tunnels.count) tunnels for three downloads")
+        }
+    }
+
     /// A proxy's refusal is its answer, not a network hiccup: the task ends at once and says what the proxy said.
     @Test func aProxysRefusalEndsTheTaskAndSaysWhatItAnswered() async throws {
         let certificates = try await TestCertificates.make()
