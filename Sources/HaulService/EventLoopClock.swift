@@ -1,6 +1,6 @@
 import NIOCore
 import NIOPosix
-package import ServiceKit
+import ServiceKit
 
 /// `ContinuousClock`'s time, with sleeps scheduled on NIO's event loops instead of libdispatch.
 ///

@@ -1,4 +1,4 @@
-package import ServiceKit
+import ServiceKit
 import Synchronization
 
 /// The tests' one clock: it moves only when a test advances it. The services' timers sleep on it (the task service's

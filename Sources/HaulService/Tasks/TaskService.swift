@@ -6,7 +6,7 @@ import HaulContract
 import HaulCore
 import HaulTransfer
 import Logging
-package import ServiceKit
+import ServiceKit
 
 /// Runs transfers on the bus: one `org.haul.Haul1.Task` object per task, all driven by one pure machine, the
 /// `TransferQueue` (every task's lifecycle, its crash-loop guard and the scheduler); the actions it returns (start or
