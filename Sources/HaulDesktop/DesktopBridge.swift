@@ -7,11 +7,13 @@ package import ServiceKit
 /// and notifications with buttons when transfers end.
 ///
 /// It is a client of the public contract only, on a connection of its own (``DesktopBus``): it follows the tasks
-/// through the ObjectManager (but for those hauld restores at start, handed over as `InterfacesAdded` would show them:
-/// ``tasksRestored(_:)``) and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
+/// through the ObjectManager's signals (but for those hauld restores at start, handed over as `InterfacesAdded` would
+/// show them: ``tasksRestored(_:)``) and `PropertiesChanged` of `org.haul.Haul1.Task`, the indicator through
 /// `org.haul.Haul1.ActivityIndicator.Visible`, and acts through `Task.Suspend`/`Resume`/`Cancel`/`Retry` like any
 /// other client (and, from the tray icon's menu, the Manager's `SuspendAll`/`ResumeAll`/`CancelAll` and
-/// `DownloadRateLimit`).
+/// `DownloadRateLimit`). hauld's signals come to it in-process, as hauld emits them (`hauldSignals`, from
+/// `DBusObjectServer.emittedSignals()`), not back through the bus: a `*All` of ten thousand tasks sends ten thousand
+/// `PropertiesChanged`, and taking each back from the bus, checked and decoded, made the `*All` a fifth slower.
 ///
 /// It has the shape of hauld's services: each event (``DesktopEvent``) changes the state (``DesktopModel``) at once
 /// and queues its effects in an ordered ``Outbox``, with no `await` in between; `run()` carries the outbox out in order.
@@ -25,13 +27,15 @@ package actor DesktopBridge {
     private let bus: any DesktopBus
     /// Where notifications go and their buttons' signals come from: `bus`, or a connection of their own.
     private let notifier: any DesktopBus
-    /// The unique name of hauld's own connection: the bridge follows and calls it before it owns `org.haul.Haul1`, so
-    /// that it sees every task from the first.
+    /// The unique name of hauld's own connection, where the bridge calls hauld (before it owns `org.haul.Haul1` too).
     private let daemon: String
     private let clock: any ServiceClock
     private let icons: IconLocation
     private let logger: Logger
     private var model: DesktopModel
+    /// hauld's signals, as its object server emits them.
+    private let hauldSignals: AsyncStream<DBusMessage>
+    /// The desktop's signals the bridge subscribed to on `bus`.
     private var events: AsyncStream<DBusMessage>?
     /// The notification server's signals, when they come on a connection of their own.
     private var notifierEvents: AsyncStream<DBusMessage>?
@@ -41,12 +45,16 @@ package actor DesktopBridge {
     private let hasOwnNotifier: Bool
 
     /// `icons`: where the desktop finds Haul's icons (``IconLocation/locate(environment:)`` for hauld's own).
-    /// `notificationBus`: a connection for notifications alone; without one they go through `bus`.
+    /// `notificationBus`: a connection for notifications alone; without one they go through `bus`. `daemon` is the
+    /// unique name the bridge calls hauld at, and `hauldSignals` what hauld's object server emits from before it
+    /// exports anything, so that each new task arrives as `InterfacesAdded`, in order with every later change.
     package init(
-        bus: any DesktopBus, notificationBus: (any DesktopBus)? = nil, daemon: String, features: DesktopFeatures,
-        icons: IconLocation = IconLocation(), clock: any ServiceClock, logger: Logger
+        bus: any DesktopBus, notificationBus: (any DesktopBus)? = nil, daemon: String,
+        hauldSignals: AsyncStream<DBusMessage>, features: DesktopFeatures, icons: IconLocation = IconLocation(),
+        clock: any ServiceClock, logger: Logger
     ) {
         self.bus = bus
+        self.hauldSignals = hauldSignals
         notifier = notificationBus ?? bus
         hasOwnNotifier = notificationBus != nil
         self.daemon = daemon
@@ -56,10 +64,8 @@ package actor DesktopBridge {
         model = DesktopModel(features: features)
     }
 
-    /// Subscribes to everything the bridge follows and notes which panels are there. Called before hauld exports its
-    /// tasks: each new task then arrives as `InterfacesAdded`, in order with every later change, so nothing that
-    /// happens during start-up (a restored task finishing at once, say) can be missed. The tasks hauld restores come
-    /// by `tasksRestored(_:)` instead, before any change of theirs.
+    /// Subscribes to the desktop's signals the bridge follows and notes which panels are there. The tasks hauld
+    /// restores come by `tasksRestored(_:)`, before any change of theirs.
     package func subscribe() async throws {
         let notificationRules = model.features.notifications != .off ? [Self.notificationSignals] : []
         if hasOwnNotifier, !notificationRules.isEmpty {
@@ -88,6 +94,12 @@ package actor DesktopBridge {
         isRunning = true
         await withDiscardingTaskGroup { serving in
             serving.addTask { [bus] in await bus.serve() }
+            // Ends with the others below: hauld's signals never end on their own.
+            serving.addTask { [hauldSignals] in
+                for await message in hauldSignals {
+                    if let event = DesktopEvent(message) { await self.receive(event) }
+                }
+            }
             // Before any effect is carried out: registering the tray icon needs it exported, and its menu first.
             if model.features.statusNotifier {
                 await exportTrayMenu()
@@ -151,15 +163,7 @@ package actor DesktopBridge {
     // MARK: Starting
 
     private var rules: [MatchRule] {
-        var rules = [
-            MatchRule(
-                kind: .signal, sender: daemon, path: HaulBus.rootPath, interface: StandardInterfaces.objectManager.name
-            ),
-            MatchRule(
-                kind: .signal, sender: daemon, pathNamespace: HaulBus.rootPath,
-                interface: StandardInterfaces.properties.name, member: "PropertiesChanged"
-            ),
-        ]
+        var rules: [MatchRule] = []
         if model.features.jobViews {
             rules.append(Self.ownerChanges(of: KDEJobView.serverName))
             // Only the server's owner can send these (DBusKit follows the name's owner).

@@ -104,8 +104,8 @@ package struct HaulDaemon: Service {
             settingsURL: configuration.stateDirectory.appendingPathComponent("manager.json"), logger: logger
         )
 
-        // Subscribed before anything is exported, so that it sees every task from the first.
-        let bridge = await desktopBridge(following: connection.uniqueName)
+        // Following the object server before anything is exported, so that it sees every task from the first.
+        let bridge = await desktopBridge(following: objects)
         await objects.addObjectManager(at: HaulBus.rootPath)
         try await objects.export(
             [
@@ -191,9 +191,9 @@ package struct HaulDaemon: Service {
         }
     }
 
-    /// The desktop bridge on a connection of its own (it is hauld's client), subscribed to hauld's connection
-    /// `daemon`. Without one, hauld goes on: panels are a convenience.
-    private func desktopBridge(following daemon: String) async -> DesktopBridge? {
+    /// The desktop bridge on a connection of its own (it is hauld's client), hearing what `objects` emits. Without
+    /// one, hauld goes on: panels are a convenience.
+    private func desktopBridge(following objects: DBusObjectServer) async -> DesktopBridge? {
         let features = configuration.desktop
         guard !features.isEmpty else { return nil }
         do {
@@ -205,8 +205,9 @@ package struct HaulDaemon: Service {
                 features.statusNotifier && features.notifications != .off
                 ? try await DesktopConnection(connection: try await connect(), exportsObjects: false) : nil
             let bridge = DesktopBridge(
-                bus: bus, notificationBus: notificationBus, daemon: daemon, features: features,
-                icons: configuration.icons, clock: EventLoopClock(), logger: logger
+                bus: bus, notificationBus: notificationBus, daemon: objects.connection.uniqueName,
+                hauldSignals: await objects.emittedSignals(), features: features, icons: configuration.icons,
+                clock: EventLoopClock(), logger: logger
             )
             try await bridge.subscribe()
             return bridge

@@ -128,6 +128,37 @@ struct SignalTests {
         }
     }
 
+    /// `emittedSignals()` hands the program every signal the server emits, in order, with the body and header a client
+    /// on the bus receives.
+    @Test func emittedSignalsAreWhatTheBusCarries() async throws {
+        try await BusFixture.with { fixture in
+            let onBus = try await fixture.client.messages(
+                matching: [Self.objectManagerSignals, Self.propertiesChanged, MatchRule(kind: .signal, member: "Tick")]
+            )
+            let inProcess = await fixture.objects.emittedSignals()
+            let second: ObjectPath = "/org/example/Second"
+            var exported = BusFixture.exported()
+            exported.properties["Name"] = .string("second")
+            try await fixture.objects.export([exported], at: second)
+            try await fixture.objects.updateProperties(
+                ["Counter": .uint32(3), "Name": .string("renamed")], interface: BusFixture.interface,
+                at: BusFixture.path
+            )
+            try await fixture.objects.emitSignal(
+                path: BusFixture.path, interface: BusFixture.interface, member: "Tick", [.uint32(7)]
+            )
+            try await fixture.objects.unexport(second)
+
+            let received = try await onBus.next(4, within: 10)
+            let heard = try await inProcess.next(4, within: 10)
+            #expect(received.map(\.member) == ["InterfacesAdded", "PropertiesChanged", "Tick", "InterfacesRemoved"])
+            #expect(heard.map(\.member) == received.map(\.member))
+            #expect(heard.map(\.path) == received.map(\.path))
+            #expect(heard.map(\.interface) == received.map(\.interface))
+            #expect(heard.map(\.body) == received.map(\.body))
+        }
+    }
+
     @Test func objectManagerAnnouncesAddedAndRemovedObjects() async throws {
         try await BusFixture.with { fixture in
             let announcements = try await fixture.client.messages(matching: [Self.objectManagerSignals])

@@ -15,15 +15,18 @@ import Testing
     static let view: ObjectPath = "/org/kde/notificationmanager/jobs/JobView_1"
     static let hauld = ":1.2"
 
-    /// A started bridge and its bus, running until the body returns; then stopped.
+    /// A started bridge and its bus, running until the body returns; then stopped. `hauldSignals` stands for what
+    /// hauld's object server emits (the tests hand most events to `receive` instead).
     static func with(
         _ features: DesktopFeatures, owners: [String: String] = [:],
+        hauldSignals: AsyncStream<DBusMessage> = AsyncStream { _ in },
         _ body: (DesktopBridge, FakeDesktopBus, ManualClock) async throws -> Void
     ) async throws {
         let bus = FakeDesktopBus(owners: owners)
         let clock = ManualClock()
         let bridge = DesktopBridge(
-            bus: bus, daemon: hauld, features: features, clock: clock, logger: Logger(label: "test")
+            bus: bus, daemon: hauld, hauldSignals: hauldSignals, features: features, clock: clock,
+            logger: Logger(label: "test")
         )
         try await bridge.subscribe()
         let running = Task { await bridge.run() }
@@ -87,6 +90,30 @@ import Testing
                 ))
             bus.answer("RegisterStatusNotifierItem", with: .success([]))
             await bridge.receive(.indicatorChanged(IndicatorProperty.values([.visible: .boolean(true)])))
+            #expect(await Self.next(3, of: bus) == Self.turnedBusy)
+        }
+    }
+
+    /// hauld's signals come from its object server in-process, as it emits them, not from the bus: the bridge
+    /// subscribes to none of them there.
+    @Test func hauldsSignalsComeInProcess() async throws {
+        let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .off)
+        let (signals, hauld) = AsyncStream.makeStream(of: DBusMessage.self)
+        try await Self.with(features, owners: [StatusNotifierItem.watcherName: ":1.3"], hauldSignals: signals) {
+            _, bus, _ in
+            _ = await Self.trayStarted(bus, registers: true)
+            bus.answer("RegisterStatusNotifierItem", with: .success([]))
+            #expect(!bus.rules.isEmpty && !bus.rules.contains { $0.sender == Self.hauld })
+            hauld.yield(
+                .signal(
+                    path: HaulBus.managerPath, interface: StandardInterfaces.properties.name,
+                    member: "PropertiesChanged",
+                    body: [
+                        .string(HaulBus.indicatorInterface), .vardict(IndicatorProperty.values([.visible: .boolean(true)])),
+                        .strings([]),
+                    ]
+                )
+            )
             #expect(await Self.next(3, of: bus) == Self.turnedBusy)
         }
     }
@@ -282,8 +309,8 @@ import Testing
         let bus = FakeDesktopBus(owners: [TransferNotification.busName: ":1.5"])
         let notifier = FakeDesktopBus()
         let bridge = DesktopBridge(
-            bus: bus, notificationBus: notifier, daemon: Self.hauld, features: features, clock: ManualClock(),
-            logger: Logger(label: "test")
+            bus: bus, notificationBus: notifier, daemon: Self.hauld, hauldSignals: AsyncStream { _ in },
+            features: features, clock: ManualClock(), logger: Logger(label: "test")
         )
         try await bridge.subscribe()
         let running = Task { await bridge.run() }
@@ -322,7 +349,8 @@ import Testing
         let bus = FakeDesktopBus(owners: [KDEJobView.serverName: Self.plasma])
         let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: .off)
         let bridge = DesktopBridge(
-            bus: bus, daemon: Self.hauld, features: features, clock: ManualClock(), logger: Logger(label: "test")
+            bus: bus, daemon: Self.hauld, hauldSignals: AsyncStream { _ in }, features: features,
+            clock: ManualClock(), logger: Logger(label: "test")
         )
         try await bridge.subscribe()
         let running = Task { await bridge.run() }

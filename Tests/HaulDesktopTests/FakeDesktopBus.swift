@@ -36,6 +36,7 @@ final class FakeDesktopBus: DesktopBus {
         /// Calls waiting for an answer, by member, oldest first.
         var calls: [String: [CheckedContinuation<[DBusValue], any Error>]] = [:]
         var messages: AsyncStream<DBusMessage>.Continuation?
+        var rules: [MatchRule] = []
     }
 
     private let state = Mutex(State())
@@ -51,6 +52,9 @@ final class FakeDesktopBus: DesktopBus {
 
     /// Everything recorded so far.
     var recorded: [Output] { state.withLock { $0.recorded } }
+
+    /// The rules of the bridge's subscriptions.
+    var rules: [MatchRule] { state.withLock { $0.rules } }
 
     /// Answers the oldest waiting call of `member`.
     func answer(_ member: String, with reply: Result<[DBusValue], any Error>) {
@@ -77,7 +81,10 @@ final class FakeDesktopBus: DesktopBus {
 
     func messages(matching rules: [MatchRule]) async throws -> AsyncStream<DBusMessage> {
         let (stream, input) = AsyncStream.makeStream(of: DBusMessage.self)
-        state.withLock { $0.messages = input }
+        state.withLock {
+            $0.messages = input
+            $0.rules += rules
+        }
         return stream
     }
 

@@ -25,6 +25,8 @@ public actor DBusObjectServer {
     private var order = CallOrder()
     /// The layout of each interface exported so far, by name, shared by every object exporting it.
     private var layouts: [String: PropertyLayout] = [:]
+    /// Who in this program hears the signals emitted here (``emittedSignals()``).
+    private var signalListeners: [AsyncStream<DBusMessage>.Continuation] = []
 
     /// An exported interface (its first property values dropped) and its properties' current values, in the order
     /// of `layout`.
@@ -140,7 +142,7 @@ public actor DBusObjectServer {
         if announced, let manager = manager(of: path) {
             let names = Set(interfaces.map(\.description.name))
             let added = (objects[path] ?? [:]).filter { names.contains($0.key) }
-            let signal = DBusMessage.signal(
+            var signal = DBusMessage.signal(
                 path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesAdded"
             )
             try connection.enqueue(
@@ -149,6 +151,10 @@ public actor DBusObjectServer {
                     try Self.write(added, to: &writer)
                 }
             )
+            if !signalListeners.isEmpty {
+                signal.body = [.objectPath(path), Self.interfacesAndProperties(added)]
+                heard(signal)
+            }
         }
     }
 
@@ -202,12 +208,12 @@ public actor DBusObjectServer {
         guard !changed.isEmpty else { return }
         objects[path]?[interface] = state
         let entries = changed.sorted().map { DBusDictEntry(.string(state.layout.names[$0]), .variant(state.values[$0])) }
-        try connection.enqueue(
-            .signal(
-                path: path, interface: StandardInterfaces.properties.name, member: "PropertiesChanged",
-                body: [.string(interface), .dictionary(key: .string, value: .variant, entries), .strings([])]
-            )
+        let signal = DBusMessage.signal(
+            path: path, interface: StandardInterfaces.properties.name, member: "PropertiesChanged",
+            body: [.string(interface), .dictionary(key: .string, value: .variant, entries), .strings([])]
         )
+        try connection.enqueue(signal)
+        heard(signal)
     }
 
     /// Emits a signal that the object at `path` declares (or a standard one), checking its signature.
@@ -222,6 +228,28 @@ public actor DBusObjectServer {
             throw DBusError.failed("\(interface).\(member) takes '\(signal.signature)', not '\(message.signature)'")
         }
         try connection.enqueue(message)
+        heard(message)
+    }
+
+    /// Every signal emitted here from now on, in the order it goes to the bus and with the body a client receives, for
+    /// a part of this program that follows them (hauld's desktop bridge) without the bus's round trip: for each, the
+    /// bus then routes, and that part checks and decodes, nothing.
+    public func emittedSignals() -> AsyncStream<DBusMessage> {
+        let (signals, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
+        signalListeners.append(continuation)
+        return signals
+    }
+
+    /// Hands `signal` to every listener whose stream is still followed; one that is not (its follower gone) is
+    /// dropped, so that nothing piles up for nobody.
+    private func heard(_ signal: DBusMessage) {
+        guard !signalListeners.isEmpty else { return }
+        var followed: [AsyncStream<DBusMessage>.Continuation] = []
+        for listener in signalListeners {
+            if case .terminated = listener.yield(signal) { continue }
+            followed.append(listener)
+        }
+        signalListeners = followed
     }
 
     // MARK: Dispatch
@@ -413,6 +441,16 @@ public actor DBusObjectServer {
                 }
             }
         }
+    }
+
+    /// What ``write(_:to:)`` writes, as a value.
+    private static func interfacesAndProperties(_ interfaces: [String: ExportedState]) -> DBusValue {
+        let none = DBusValue.dictionary(key: .string, value: .variant, [])
+        let common = StandardInterfaces.common.map { DBusDictEntry(.string($0.name), none) }
+        let own = interfaces.keys.sorted().compactMap { name in
+            interfaces[name].map { DBusDictEntry(.string(name), $0.vardict) }
+        }
+        return .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), common + own)
     }
 
     /// An object's `a{sa{sv}}`, as `InterfacesAdded` and `GetManagedObjects` carry it: the standard interfaces without
