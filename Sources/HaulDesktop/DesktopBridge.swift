@@ -95,11 +95,7 @@ package actor DesktopBridge {
         await withDiscardingTaskGroup { serving in
             serving.addTask { [bus] in await bus.serve() }
             // Ends with the others below: hauld's signals never end on their own.
-            serving.addTask { [hauldSignals] in
-                for await message in hauldSignals {
-                    if let event = DesktopEvent(message) { await self.receive(event) }
-                }
-            }
+            serving.addTask { [hauldSignals] in await self.follow(hauldSignals) }
             // Before any effect is carried out: registering the tray icon needs it exported, and its menu first.
             if model.features.statusNotifier {
                 await exportTrayMenu()
@@ -138,6 +134,13 @@ package actor DesktopBridge {
         await bus.flush()
         await bus.close()
         if !isRunning, hasOwnNotifier { await notifier.close() }
+    }
+
+    /// Receives `signals` on the actor, with no hop per signal: a `*All` of ten thousand tasks sends ten thousand.
+    private func follow(_ signals: AsyncStream<DBusMessage>) async {
+        for await message in signals {
+            if let event = DesktopEvent(message) { receive(event) }
+        }
     }
 
     /// Tasks hauld restored at start, with every property. hauld exports them before it owns its name, without

@@ -98,20 +98,17 @@ import Testing
     /// subscribes to none of them there.
     @Test func hauldsSignalsComeInProcess() async throws {
         let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .off)
-        let (signals, hauld) = AsyncStream.makeStream(of: DBusMessage.self)
+        let (signals, emit) = AsyncStream.makeStream(of: DBusMessage.self)
         try await Self.with(features, owners: [StatusNotifierItem.watcherName: ":1.3"], hauldSignals: signals) {
             _, bus, _ in
             _ = await Self.trayStarted(bus, registers: true)
             bus.answer("RegisterStatusNotifierItem", with: .success([]))
             #expect(!bus.rules.isEmpty && !bus.rules.contains { $0.sender == Self.hauld })
-            hauld.yield(
+            let visible = DBusValue.vardict(IndicatorProperty.values([.visible: .boolean(true)]))
+            emit.yield(
                 .signal(
                     path: HaulBus.managerPath, interface: StandardInterfaces.properties.name,
-                    member: "PropertiesChanged",
-                    body: [
-                        .string(HaulBus.indicatorInterface), .vardict(IndicatorProperty.values([.visible: .boolean(true)])),
-                        .strings([]),
-                    ]
+                    member: "PropertiesChanged", body: [.string(HaulBus.indicatorInterface), visible, .strings([])]
                 )
             )
             #expect(await Self.next(3, of: bus) == Self.turnedBusy)

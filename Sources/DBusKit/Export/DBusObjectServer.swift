@@ -243,13 +243,14 @@ public actor DBusObjectServer {
     /// Hands `signal` to every listener whose stream is still followed; one that is not (its follower gone) is
     /// dropped, so that nothing piles up for nobody.
     private func heard(_ signal: DBusMessage) {
-        guard !signalListeners.isEmpty else { return }
-        var followed: [AsyncStream<DBusMessage>.Continuation] = []
-        for listener in signalListeners {
-            if case .terminated = listener.yield(signal) { continue }
-            followed.append(listener)
+        var index = signalListeners.startIndex
+        while index < signalListeners.endIndex {
+            if case .terminated = signalListeners[index].yield(signal) {
+                signalListeners.remove(at: index)
+            } else {
+                index += 1
+            }
         }
-        signalListeners = followed
     }
 
     // MARK: Dispatch
