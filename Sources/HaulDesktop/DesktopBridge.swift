@@ -145,7 +145,7 @@ package actor DesktopBridge {
 
     /// Tasks hauld restored at start, with every property. hauld exports them before it owns its name, without
     /// `InterfacesAdded` (no client following `org.haul.Haul1` could hear it), and hands them here instead, before
-    /// any of their changes goes out: those arrive by the bus, as for every other task.
+    /// any of their changes goes out: those arrive as hauld emits them, as for every other task.
     package func tasksRestored(_ tasks: [(path: ObjectPath, properties: [String: DBusValue])]) {
         for task in tasks { receive(.taskAdded(task.path, task.properties)) }
     }

@@ -89,7 +89,7 @@ actor TaskService {
     /// Called before hauld owns its name, when no client following `org.haul.Haul1` can hear an `InterfacesAdded`
     /// (the bus routes a signal to a rule naming a well-known sender only while the sender owns that name): none is
     /// sent, which spares ten thousand signals at every start. Clients read the tasks with `GetManagedObjects` once the
-    /// name appears; the desktop bridge, which follows hauld's unique name, is handed them, a batch at a time, by
+    /// name appears; the desktop bridge, which hears hauld's signals in-process, is handed them, a batch at a time, by
     /// `handOver`.
     func restore(handingTo handOver: (@Sendable ([RestoredTask]) async -> Void)? = nil) async {
         let contents = store.loadAll()
@@ -486,9 +486,10 @@ actor TaskService {
     /// How often the ticker publishes running tasks' progress: ten times a second, the most the contract allows.
     static let progressInterval = Duration.milliseconds(100)
     /// Once a second while every transferring task is held to a rate limit. Such a transfer is what a laptop runs
-    /// for hours in the background, and each publication wakes hauld's threads five times or so (the bus connection's
-    /// queue, and the desktop bridge's connection receiving it), besides the bus and every client: at 5 MiB/s, ten
-    /// publications a second cost hauld seven times the wake-ups of the limit itself, one a second less than one.
+    /// for hours in the background, and each publication wakes hauld's threads several times (the bus connection's
+    /// queue, the desktop bridge), besides the bus and every client: at 5 MiB/s, ten publications a second cost hauld
+    /// seven times the wake-ups of the limit itself (measured while the bridge still heard them through the bus), one
+    /// a second less than one.
     static let limitedProgressInterval = Duration.seconds(1)
     /// How often a running segmented download's plan is saved, at most: each save syncs the partial file's data and
     /// writes the record (three syncs), which once a second cost a download held to 5 MiB/s over four connections
