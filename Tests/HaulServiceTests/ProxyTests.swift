@@ -62,15 +62,23 @@ import Testing
         }
     }
 
-    @Test func httpsTunnelsThroughTheProxy() async throws {
+    /// hauld on a private bus with `https_proxy` naming a test server run with `proxyArguments`, and an https server
+    /// it trusts behind that proxy.
+    static func withHTTPSProxy(
+        proxyArguments: [String] = [], _ body: (TransferFixture, TestHTTPServer, TestHTTPServer) async throws -> Void
+    ) async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
         let server = try await TestHTTPServer(tls: certificates)
         defer { server.stop() }
-        let proxy = try await TestHTTPServer()
+        let proxy = try await TestHTTPServer(arguments: proxyArguments)
         defer { proxy.stop() }
         let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
-        try await TransferFixture.with(environment: environment) { f throws in
+        try await TransferFixture.with(environment: environment) { f throws in try await body(f, server, proxy) }
+    }
+
+    @Test func httpsTunnelsThroughTheProxy() async throws {
+        try await Self.withHTTPSProxy { f, server, proxy throws in
             let reply = try await f.managerCall(
                 .download, [.string(server.url("/gen/100k?seed=45")), .string(f.file("secure.bin"))]
             )
@@ -85,14 +93,7 @@ import Testing
     /// download after another. A request pinned to an event loop (as a segmented download's connections are to
     /// share one) is given only a connection of that loop, so each download opened tunnels of its own.
     @Test func segmentedDownloadsReuseTheirTunnels() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let server = try await TestHTTPServer(tls: certificates)
-        defer { server.stop() }
-        let proxy = try await TestHTTPServer()
-        defer { proxy.stop() }
-        let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
-        try await TransferFixture.with(environment: environment) { f throws in
+        try await Self.withHTTPSProxy { f, server, proxy throws in
             for seed in 47...49 {
                 let query = "/gen/8m?seed=\(seed)"
                 let reply = try await f.managerCall(
@@ -117,14 +118,7 @@ import Testing
 
     /// A proxy's refusal is its answer, not a network hiccup: the task ends at once and says what the proxy said.
     @Test func aProxysRefusalEndsTheTaskAndSaysWhatItAnswered() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let server = try await TestHTTPServer(tls: certificates)
-        defer { server.stop() }
-        let proxy = try await TestHTTPServer(arguments: ["--connect-ports", "443"])
-        defer { proxy.stop() }
-        let environment = ["https_proxy": "http://\(proxy.authority)", "SSL_CERT_FILE": certificates.authority.path]
-        try await TransferFixture.with(environment: environment) { f throws in
+        try await Self.withHTTPSProxy(proxyArguments: ["--connect-ports", "443"]) { f, server, proxy throws in
             let reply = try await f.managerCall(
                 .downloadWithOptions,
                 [

@@ -134,7 +134,8 @@ use() {
 }
 
 # The barrage is haul-bench's: it starts the hauld beside it, which here is a script that runs ours under callgrind
-# with the same process id. callgrind writes its profile when hauld ends, once the bench stops it.
+# with the same process id (a copy of the bench, not a link, which it would follow back to the real hauld). callgrind
+# writes its profile when hauld ends, once the bench stops it.
 barrage() {
     local bench=$work/bench
     rm -rf "$work"/callgrind.* "$bench"

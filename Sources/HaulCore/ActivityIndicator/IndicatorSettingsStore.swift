@@ -1,13 +1,5 @@
 package import FoundationEssentials
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Loads and saves ``IndicatorSettings`` as a JSON file.
 ///
 /// Loading never fails: the daemon must start whatever is on disk. A missing file gives the defaults silently; a file
@@ -66,7 +58,7 @@ package struct IndicatorSettingsStore: Sendable {
         do {
             data = try RegularFile.contents(of: path, limit: RegularFile.largestSettings)
         } catch {
-            guard error.errno != ENOENT else { return LoadResult(settings: IndicatorSettings()) }
+            guard !error.isMissing else { return LoadResult(settings: IndicatorSettings()) }
             return LoadResult(settings: IndicatorSettings(), problem: .unreadable(path: path, reason: "\(error)"))
         }
         let settings: IndicatorSettings

@@ -1,13 +1,5 @@
 package import FoundationEssentials
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The Manager's read-write settings, kept across restarts in `manager.json` beside the indicator's settings (the
 /// file's format: `ManagerSettings+Coding.swift`).
 package struct ManagerSettings: Sendable, Equatable {
@@ -32,7 +24,7 @@ package struct ManagerSettings: Sendable, Equatable {
         do {
             data = try RegularFile.contents(of: url.path(percentEncoded: false), limit: RegularFile.largestSettings)
         } catch {
-            guard error.errno != ENOENT else { return (ManagerSettings(), nil) }
+            guard !error.isMissing else { return (ManagerSettings(), nil) }
             return (ManagerSettings(), "cannot read manager settings: \(error); using defaults")
         }
         do {

@@ -28,6 +28,9 @@ package struct AtomicFileError: Error, Sendable, Equatable, CustomStringConverti
     package var description: String {
         "\(operation) \(path): \(String(cString: strerror(errno))) (errno \(errno))"
     }
+
+    /// Nothing is at the path (a file read only when it exists, such as a settings file, is then no problem).
+    package var isMissing: Bool { errno == ENOENT }
 }
 
 /// Replaces a file's contents so that, after a crash or power loss, it holds either the old contents or the new ones,
