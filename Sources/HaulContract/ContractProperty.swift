@@ -1,8 +1,11 @@
-package import DBusKit
+public import DBusKit
 
 /// A property of one of the contract's interfaces: its name (the raw value), its D-Bus type and whether clients may
 /// write it.
-package protocol ContractProperty: RawRepresentable<String>, CaseIterable, Hashable, Sendable {
+///
+/// Public, as ``Swift/Dictionary/byName`` is, only for ``values(_:)``'s sake: Swift 6.3 serializes the body of an
+/// inlinable `package` declaration for no other module, so that its callers ran it generic.
+public protocol ContractProperty: RawRepresentable<String>, CaseIterable, Hashable, Sendable {
     var type: DBusType { get }
     var isWritable: Bool { get }
 }
@@ -16,7 +19,7 @@ extension ContractProperty {
 
     /// Property values keyed by name, as exported interfaces and `PropertiesChanged` carry them.
     @inlinable
-    package static func values(_ values: [Self: DBusValue]) -> [String: DBusValue] { values.byName }
+    public static func values(_ values: [Self: DBusValue]) -> [String: DBusValue] { values.byName }
 
     /// The property's value in a `GetAll` reply or the dictionary of an `InterfacesAdded` or `PropertiesChanged`,
     /// without its variant; nil when it is missing or not of the contract's type.
@@ -31,9 +34,10 @@ extension Dictionary where Key: RawRepresentable, Key.RawValue == String {
     /// the changes of a `PropertiesChanged`, the entries of an options `a{sv}`.
     ///
     /// Inlinable, so that each caller gets it specialized: unspecialized, its generic tuples and dictionaries were
-    /// looked up in the runtime's metadata caches at every call (a fifth of a `SuspendAll`'s time).
+    /// looked up in the runtime's metadata caches at every call (a fifth of a `SuspendAll`'s time). Public, not
+    /// package: Swift 6.3 serializes the body of an inlinable `package` declaration for no other module.
     @inlinable
-    package var byName: [String: Value] {
+    public var byName: [String: Value] {
         var named = [String: Value](minimumCapacity: count)
         for (key, value) in self { named[key.rawValue] = value }
         return named
