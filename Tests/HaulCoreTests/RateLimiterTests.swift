@@ -79,39 +79,36 @@ struct RateLimiterTests {
         }
     }
 
-    /// The global bucket hands out grants in the order they were asked for.
-    @Test func ticketsForTheGlobalLimitAreServedInTurn() {
+    /// The global bucket is shared out in rounds: the tasks that claimed a share wait for the same instant, and get
+    /// equal shares whoever asks first.
+    @Test func oneRoundsClaimsAreServedTogether() {
         var limiter = Limiter(globalLimit: 64 * 1024, now: ms(0))
         for task: UInt32 in 1...4 { limiter.add(task, limit: 0, now: ms(0)) }
-        var deadlines: [TestInstant] = []
         for task: UInt32 in 1...4 {
-            guard case .wait(let deadline) = limiter.permit(for: task, now: ms(0)) else {
-                Issue.record("task \(task) must take a ticket")
-                return
-            }
-            deadlines.append(deadline)
+            #expect(limiter.permit(for: task, now: ms(0)) == .wait(until: ms(150)), "task \(task): the first round")
         }
-        #expect(deadlines == [ms(50), ms(100), ms(150), ms(200)], "a round of grants spans 150 ms, on the grid")
-        // Task 4's ticket is not due before its time, whoever asks meanwhile.
-        #expect(limiter.permit(for: 4, now: deadlines[0]).isWait)
-        #expect(limiter.permit(for: 1, now: deadlines[0]) == .read(maxBytes: 2457))
-        #expect(limiter.permit(for: 4, now: deadlines[3]) == .read(maxBytes: 2457))
+        #expect(limiter.permit(for: 4, now: ms(100)) == .wait(until: ms(150)), "nobody reads before the round")
+        // 150 ms of the limit, in four equal shares.
+        for task: UInt32 in [4, 1, 3, 2] {
+            #expect(limiter.permit(for: task, now: ms(150)) == .read(maxBytes: 2457), "task \(task)")
+        }
+        // A task that spent its share waits for the next round, with the others.
+        limiter.consumed(2457, by: 4, now: ms(160))
+        #expect(limiter.permit(for: 4, now: ms(160)) == .wait(until: ms(300)))
     }
 
-    @Test func removingATaskGivesItsTicketBack() {
+    /// A removed task's share, not yet read, goes back to the bucket for the others.
+    @Test func removingATaskGivesItsShareBack() {
         var limiter = Limiter(globalLimit: 64 * 1024, now: ms(0))
         limiter.add(1, limit: 0, now: ms(0))
         limiter.add(2, limit: 0, now: ms(0))
-        _ = limiter.permit(for: 1, now: ms(0))
-        guard case .wait(let second) = limiter.permit(for: 2, now: ms(0)) else {
-            Issue.record("task 2 must take a ticket")
-            return
-        }
-        limiter.remove(1, now: ms(1))
-        #expect(limiter.limit(of: 1) == nil)
-        #expect(limiter.permit(for: 2, now: second) == .read(maxBytes: 4915))
-        guard case .read = limiter.permit(for: 3, now: second.advanced(by: .milliseconds(1))) else {
-            Issue.record("task 1's grant, given back, is there to take")
+        #expect(limiter.permit(for: 1, now: ms(0)) == .wait(until: ms(150)))
+        #expect(limiter.permit(for: 2, now: ms(0)) == .wait(until: ms(150)))
+        #expect(limiter.permit(for: 1, now: ms(150)) == .read(maxBytes: 4915))
+        limiter.remove(2, now: ms(151))
+        #expect(limiter.limit(of: 2) == nil)
+        guard case .read = limiter.permit(for: 3, now: ms(152)) else {
+            Issue.record("task 2's share, given back, is there to take")
             return
         }
     }

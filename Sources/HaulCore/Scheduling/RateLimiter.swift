@@ -16,13 +16,16 @@
 /// How the limits are kept:
 /// - A task's own limit is a token bucket: tokens flow in at the limit, at most a quarter of a second's worth pile
 ///   up while it does not read, and it may read (all of them) once it has a grant's worth.
-/// - The global limit is one token bucket shared by all, handed out in grants of a fixed size (``TokenBucket``'s
-///   quantum) in the order they were asked for. A task that finds the bucket empty takes a ticket for the next
-///   grant and is told when it falls due; tickets are served first come, first served, so tasks that keep asking
-///   take turns and get equal shares. A task that reads less — its own limit is lower, or its server is slower —
-///   asks less often and leaves its share to the others: the shares are max-min fair and no rate is left unused.
-/// - What tasks hold in grants they have not yet read (or reserved) counts against the global bucket's quarter-second
-///   ceiling, so that no burst over all tasks exceeds a quarter of a second of the global limit either.
+/// - The global limit is one token bucket shared by all, handed out in rounds (``roundPeriod``, 150 ms). A task that
+///   has spent its grant while others wait, or finds the bucket short of a grant, claims a share of the next round
+///   and is told to wait for it: at each instant of the rounds' grid, what the bucket holds is split between the
+///   tasks that claimed, equally, but that a task with a lower limit of its own gets no more than that limit allows
+///   it in a round and leaves the rest to the others. A task that reads less — its own limit is lower, or its server
+///   is slower — claims less often and leaves its share to the others: the shares are max-min fair and no rate is
+///   left unused. And the tasks of one round wake together, at one firing of the timer, not each at an instant of
+///   its own: what a shared limit costs is its wake-ups.
+/// - What tasks hold in grants they have not yet read counts against the global bucket's quarter-second ceiling, so
+///   that no burst over all tasks exceeds a quarter of a second of the global limit either.
 /// - No wait is longer than ``maximumWait``: a task waiting for a deadline asks again within a second, so a changed
 ///   limit applies within a second even to it. A task reading meanwhile sees the change at once.
 ///
@@ -40,12 +43,6 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         case wait(until: Instant)
     }
 
-    /// A grant reserved for a task from the global bucket: it may read `bytes` once `due` has come.
-    private struct Ticket: Sendable {
-        var bytes: Double
-        var due: Instant
-    }
-
     /// What the limiter keeps per task.
     private struct Reader: Sendable {
         /// The task's own limit in bytes per second (0: none), as given.
@@ -54,7 +51,8 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         var own: TokenBucket<Instant>?
         /// Bytes granted from the global bucket and not yet read.
         var allowance: Double = 0
-        var ticket: Ticket?
+        /// The instant of the round whose share the task claimed, if it waits for one.
+        var claim: Instant?
 
         mutating func setLimit(_ bytesPerSecond: UInt64, now: Instant) {
             limit = bytesPerSecond
@@ -74,11 +72,17 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     /// Every wait ends on this grid, counted from the limiter's creation.
     package static var wakeUpGrid: Duration { .milliseconds(50) }
 
+    /// The global bucket is shared out at the instants of this grid (a multiple of ``wakeUpGrid``, from the same
+    /// origin): ``TokenBucket``'s grant period.
+    package static var roundPeriod: Duration { .seconds(TokenBucket<Instant>.grantPeriod) }
+
     /// The limit for all tasks together, in bytes per second (0: none), as given.
     package private(set) var globalLimit: UInt64
     /// The bucket of the global limit, if any.
     private var shared: TokenBucket<Instant>?
     private var readers: [UInt32: Reader] = [:]
+    /// The earliest round a task claimed a share of, if any: until then no call looks for claims.
+    private var nextRound: Instant?
     /// Where the grid of wake-ups starts.
     private let origin: Instant
 
@@ -109,23 +113,25 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func remove(_ task: UInt32, now: Instant) {
         guard let reader = readers.removeValue(forKey: task), var bucket = shared else { return }
+        if reader.claim != nil { nextRound = readers.values.compactMap(\.claim).min() }
         bucket.refill(now: now, ceiling: sharedCeiling(bucket))
-        bucket.tokens = min(bucket.tokens + reader.allowance + (reader.ticket?.bytes ?? 0), sharedCeiling(bucket))
+        bucket.tokens = min(bucket.tokens + max(reader.allowance, 0), sharedCeiling(bucket))
         shared = bucket
     }
 
     // MARK: - Limits
 
-    /// The limit for all tasks together is now `bytesPerSecond` (0: none). Reserved grants are given back, to be
-    /// reserved again at the new rate; what tasks hold is cut to one grant of the new rate.
+    /// The limit for all tasks together is now `bytesPerSecond` (0: none). Claimed shares of the next round are
+    /// served at the new rate; what tasks hold is cut to one grant of the new rate.
     @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func setGlobalLimit(_ bytesPerSecond: UInt64, now: Instant) {
         globalLimit = bytesPerSecond
         guard bytesPerSecond > 0 else {
             shared = nil
+            nextRound = nil
             for task in readers.keys {
                 readers[task]?.allowance = 0
-                readers[task]?.ticket = nil
+                readers[task]?.claim = nil
             }
             return
         }
@@ -137,8 +143,6 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         bucket.changeRate(to: Double(bytesPerSecond), now: now)
         let grant = TokenBucket<Instant>.quantum(rate: bucket.rate, sharers: readers.count)
         for (task, var reader) in readers {
-            bucket.tokens += reader.ticket?.bytes ?? 0
-            reader.ticket = nil
             reader.allowance = min(reader.allowance, grant)
             readers[task] = reader
         }
@@ -158,6 +162,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     /// May `task` read now, and how much? A task the limiter does not know is added without a limit of its own.
     @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func permit(for task: UInt32, now: Instant) -> Permit {
+        shareRound(now: now)
         var reader = readers[task] ?? Reader()
         let sharers = readers.count + (readers[task] == nil ? 1 : 0)
         defer { readers[task] = reader }
@@ -182,16 +187,13 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         // more than a task's own limit lets it read at once.
         var grant = TokenBucket<Instant>.quantum(rate: bucket.rate, sharers: sharers)
         if let own = reader.own { grant = min(grant, own.capacity) }
-        // Short of both, it takes its ticket now: the two waits overlap rather than add up, which would let its own
-        // bucket overflow meanwhile. A task that owes bytes takes grants until it holds half of one again; after a
-        // few, the rest of its debt goes into one more, so that a debt of many grants costs no more work.
-        var due: Instant?
-        var reservations = 0
-        while due == nil, reader.allowance < max(grant / 2, 1) {
-            reservations += 1
-            due = reserve(reservations < 4 ? grant : grant - min(reader.allowance, 0), for: &reader, now: now)
+        // Short of both, it claims its share of the next round now: the two waits overlap rather than add up, which
+        // would let its own bucket overflow meanwhile. A task that owes bytes takes what pays its debt as well.
+        var round: Instant?
+        if reader.allowance < max(grant / 2, 1) {
+            round = takeOrClaim(grant - reader.allowance, for: &reader, now: now)
         }
-        if let deadline = [ownReady, due].compactMap({ $0 }).max() { return wait(until: deadline, now: now) }
+        if let deadline = [ownReady, round].compactMap({ $0 }).max() { return wait(until: deadline, now: now) }
         return .read(maxBytes: Self.bytes(min(reader.allowance, ownTokens)))
     }
 
@@ -209,40 +211,67 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
 
     // MARK: - Helpers
 
-    /// Gives `reader` `bytes` of the global bucket now if the bucket holds them beyond every grant reserved so far;
-    /// otherwise reserves them with a ticket. Returns when the reader's ticket falls due, or nil when it may read.
-    private mutating func reserve(_ bytes: Double, for reader: inout Reader, now: Instant) -> Instant? {
-        if let ticket = reader.ticket { return ticket.due }
+    /// Gives `reader` `bytes` of the global bucket now if nobody waits for a round and the bucket holds them;
+    /// otherwise claims its share of the next round. Returns the instant of the round it waits for, or nil when it
+    /// may read.
+    private mutating func takeOrClaim(_ bytes: Double, for reader: inout Reader, now: Instant) -> Instant? {
+        if let claim = reader.claim { return claim }
         guard var bucket = shared else { return nil }
-        bucket.tokens -= bytes
-        shared = bucket
-        guard bucket.tokens < 0 else {
+        if nextRound == nil, bucket.tokens >= bytes {
+            bucket.tokens -= bytes
+            shared = bucket
             reader.allowance += bytes
             return nil
         }
-        // Due when the bucket, refilling at its rate, has paid for every grant reserved so far.
-        let due = now.advanced(by: Self.duration(-bucket.tokens / bucket.rate))
-        reader.ticket = Ticket(bytes: bytes, due: due)
-        return due
+        let round = Self.instant(after: now, onGridOf: Self.roundPeriod, from: origin)
+        reader.claim = round
+        nextRound = min(nextRound ?? round, round)
+        return round
     }
 
-    /// Brings the buckets up to `now` and turns `reader`'s ticket into an allowance once it is due.
+    /// Once a round's instant has come, splits what the global bucket holds between the tasks that claimed a share
+    /// of it: equally, but that a task's own limit caps its share at what that limit lets it read in a round, and
+    /// the others share what it leaves.
+    private mutating func shareRound(now: Instant) {
+        guard let round = nextRound, round <= now, var bucket = shared else { return }
+        bucket.refill(now: now, ceiling: sharedCeiling(bucket))
+        let roundSeconds = Self.roundPeriod / .seconds(1)
+        func cap(_ reader: Reader) -> Double { reader.own.map { max($0.rate * roundSeconds, 1) } ?? .infinity }
+        let claimants = readers.filter { $0.value.claim.map { $0 <= now } ?? false }
+            .sorted { (cap($0.value), $0.key) < (cap($1.value), $1.key) }
+        let budget = max(bucket.tokens, 0)
+        var given = 0.0
+        for (index, (task, var reader)) in claimants.enumerated() {
+            let share = min((budget - given) / Double(claimants.count - index), cap(reader))
+            reader.allowance += share
+            reader.claim = nil
+            given += share
+            readers[task] = reader
+        }
+        bucket.tokens -= given
+        shared = bucket
+        nextRound = readers.values.compactMap(\.claim).min()
+    }
+
+    /// Brings the buckets up to `now`.
     private mutating func refill(_ reader: inout Reader, now: Instant) {
         reader.own?.refill(now: now)
         if var bucket = shared {
             bucket.refill(now: now, ceiling: sharedCeiling(bucket))
             shared = bucket
         }
-        if let ticket = reader.ticket, ticket.due <= now {
-            reader.allowance += ticket.bytes
-            reader.ticket = nil
-        }
     }
 
-    /// The global bucket's ceiling: its capacity less what tasks already hold in grants, reserved ones included (a
-    /// ticket that fell due while its task was not reading is read at once when it comes back).
+    /// The global bucket's ceiling: its capacity less what tasks already hold in grants.
     private func sharedCeiling(_ bucket: TokenBucket<Instant>) -> Double {
-        max(bucket.capacity - readers.values.reduce(0) { $0 + max($1.allowance, 0) + ($1.ticket?.bytes ?? 0) }, 0)
+        max(bucket.capacity - readers.values.reduce(0) { $0 + max($1.allowance, 0) }, 0)
+    }
+
+    /// The first instant of the grid of `period` from `origin` after `now`.
+    private static func instant(after now: Instant, onGridOf period: Duration, from origin: Instant) -> Instant {
+        let grid = nanoseconds(period)
+        let steps = nanoseconds(origin.duration(to: now)) / grid + 1
+        return origin.advanced(by: .nanoseconds(max(steps, 1) * grid))
     }
 
     /// A wait until `deadline`, moved on to the next instant of the grid (so that waits ending close together end
