@@ -27,7 +27,7 @@ struct RateLimiterWakeUpTests {
 
     /// Four tasks sharing 4 MiB/s (the bench's): each takes a share of a round of 150 ms a few times a second, and
     /// the timer wakes all four together, once a round; the shares stay equal.
-    @Test func fourTasksSharingALimitAreWokenOnTheGrid() {
+    @Test func fourTasksSharingALimitAreWokenOnceARound() {
         let limit = 4 * mebibyte
         var simulation = RateSimulation(globalLimit: limit, readers: Self.reserving(1...4))
         simulation.run(seconds: 30)
