@@ -41,6 +41,21 @@ struct StressTests {
         }
     }
 
+    /// A message of megabytes (a `GetManagedObjects` reply of 10,000 tasks is 9.4 MB) arrives whole both ways: the
+    /// connection reads on past libdbus's 4 KiB a time, within one wake-up and across several.
+    @Test func aMessageOfEightMebibytesArrivesWhole() async throws {
+        try await BusFixture.with { fixture in
+            // 64 strings of 128 KiB, each its own letter after its number.
+            let strings = (0..<64).map { index in
+                let letter = String(UnicodeScalar(UInt8(ascii: "A") + UInt8(index % 26)))
+                return DBusValue.string(String(index) + String(repeating: letter, count: 128 << 10))
+            }
+            let sent = DBusValue.array(.string, strings)
+            let echoed = try await withTimeout(seconds: 60) { try await fixture.echo(sent) }
+            #expect(echoed == sent)
+        }
+    }
+
     @Test func twentyThousandSignalsArriveCompleteAndInOrder() async throws {
         try await BusFixture.with { fixture in
             let ticks = try await fixture.client.messages(

@@ -182,9 +182,27 @@ extension DBusConnection {
     private func handleWatch(_ key: UInt, flags: UInt32) {
         guard let watch = mainLoop.watchPointers[key] else { return }
         dbus_watch_handle(watch, flags)
+        if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 { readOn(key) }
         drain()
         resumeWriteWaiters()
     }
+
+    /// libdbus reads at most 4 KiB of the socket each time a watch is handled: a large message (a `GetManagedObjects`
+    /// reply of 10,000 tasks is 9.4 MB) took thousands of trips through Dispatch, each waking its manager thread and
+    /// then the queue's, and a burst of signals one for every few. Reads on while the socket holds more, up to
+    /// ``readsPerWake`` times, so that other work on the queue still gets its turn. A watch libdbus disabled (its
+    /// incoming queue is full) or removed (the connection closed) ends it.
+    private func readOn(_ key: UInt) {
+        for _ in 1..<Self.readsPerWake {
+            guard let watch = mainLoop.watchPointers[key], dbus_watch_get_enabled(watch) != 0 else { return }
+            var waiting: Int32 = 0
+            guard ioctl(dbus_watch_get_unix_fd(watch), UInt(FIONREAD), &waiting) == 0, waiting > 0 else { return }
+            dbus_watch_handle(watch, UInt32(DBUS_WATCH_READABLE.rawValue))
+        }
+    }
+
+    /// Up to 1 MiB a wake-up.
+    static let readsPerWake = 256
 
     // MARK: Timeouts
 
