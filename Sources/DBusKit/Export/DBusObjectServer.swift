@@ -27,6 +27,10 @@ public actor DBusObjectServer {
     private var layouts: [String: PropertyLayout] = [:]
     /// Who in this program hears the signals emitted here (``emittedSignals()``).
     private var signalListeners: [AsyncStream<DBusMessage>.Continuation] = []
+    /// The bytes per object of the last `GetManagedObjects` reply, from which the next one reserves its size: grown by
+    /// doubling, the reply of 10,000 tasks (9.4 MB) was copied through every size up to 16 MiB, half of the page
+    /// faults hauld took answering it.
+    private var managedObjectsBytesPerObject = 0
 
     /// An exported interface (its first property values dropped) and its properties' current values, in the order
     /// of `layout`.
@@ -432,7 +436,10 @@ public actor DBusObjectServer {
     ) throws(DBusError) -> MessageCodec.Encoded {
         let paths = objects.keys.filter { self.manager(of: $0) == manager }.sorted()
         let reply = call.makeReturn()
-        return try MessageCodec.encode(reply, signature: Self.managedObjectsSignature) { writer throws(DBusError) in
+        let capacity = paths.count * managedObjectsBytesPerObject * 17 / 16
+        let encoded = try MessageCodec.encode(
+            reply, signature: Self.managedObjectsSignature, capacity: capacity
+        ) { writer throws(DBusError) in
             try writer.dictionary { writer throws(DBusError) in
                 for path in paths {
                     let interfaces = objects[path] ?? [:]
@@ -442,6 +449,10 @@ public actor DBusObjectServer {
                 }
             }
         }
+        if case .marshalled(let bytes) = encoded, !paths.isEmpty {
+            managedObjectsBytesPerObject = bytes.count / paths.count
+        }
+        return encoded
     }
 
     /// What ``write(_:to:)`` writes, as a value.

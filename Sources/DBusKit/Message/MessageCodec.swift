@@ -26,12 +26,13 @@ enum MessageCodec {
     }
 
     /// A message whose body `writeBody` writes in place of `message.body`: for a reply too large to build as values
-    /// first (`GetManagedObjects`).
+    /// first (`GetManagedObjects`), of about `capacity` bytes.
     static func encode(
-        _ message: DBusMessage, signature: DBusSignature, body writeBody: (inout WireWriter) throws(DBusError) -> Void
+        _ message: DBusMessage, signature: DBusSignature, capacity: Int = 0,
+        body writeBody: (inout WireWriter) throws(DBusError) -> Void
     ) throws(DBusError) -> Encoded {
         try validateHeader(message)
-        return .marshalled(try WireWriter.message(message, signature: signature, body: writeBody))
+        return .marshalled(try WireWriter.message(message, signature: signature, capacity: capacity, body: writeBody))
     }
 
     /// The libdbus message (+1 reference) for an encoded one, its serial left for the connection to assign.

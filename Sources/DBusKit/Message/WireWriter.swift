@@ -23,15 +23,16 @@ struct WireWriter {
     }
 
     /// The bytes of `message`'s header (its body ignored) and of the body `writeBody` writes, which must be of
-    /// `signature` (libdbus refuses the message when it loads it otherwise).
+    /// `signature` (libdbus refuses the message when it loads it otherwise); room for `capacity` bytes is reserved.
     static func message(
-        _ message: DBusMessage, signature: DBusSignature, body writeBody: (inout WireWriter) throws(DBusError) -> Void
+        _ message: DBusMessage, signature: DBusSignature, capacity: Int = 0,
+        body writeBody: (inout WireWriter) throws(DBusError) -> Void
     ) throws(DBusError) -> [UInt8] {
         guard signature.rawValue.utf8.count <= 255 else {
             throw .invalidArgs("the body's signature is longer than 255 bytes")
         }
         var writer = WireWriter()
-        writer.bytes.reserveCapacity(256)
+        writer.bytes.reserveCapacity(min(max(capacity, 256), WireFormat.maximumMessageLength))
         writer.bytes += [UInt8(ascii: "l"), WireFormat.code(of: message.kind), WireFormat.flags(of: message), 1]
         writer.put(UInt32(0))  // the body's length, set below
         writer.put(UInt32(1))
