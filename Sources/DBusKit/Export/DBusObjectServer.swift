@@ -28,7 +28,7 @@ public actor DBusObjectServer {
     /// Who in this program hears the signals emitted here (``emittedSignals()``).
     private var signalListeners: [AsyncStream<DBusMessage>.Continuation] = []
     /// The bytes per object of the last `GetManagedObjects` reply, from which the next one reserves its size: grown by
-    /// doubling, the reply of 10,000 tasks (9.4 MB) was copied through every size up to 16 MiB, half of the page
+    /// doubling, the reply of 10,000 tasks (9.4 MB) was copied through every size up to 16 MiB, a third of the page
     /// faults hauld took answering it.
     private var managedObjectsBytesPerObject = 0
 
