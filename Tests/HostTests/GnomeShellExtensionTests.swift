@@ -34,9 +34,12 @@ import Testing
             }
             try await shell.waitForView("the button to show", timeout: .seconds(20)) { $0.iconVisible }
             #expect(try await haul.indicator(.visible) == .boolean(true))
-            try await shell.waitForView("the rows of both transfers") { view in
+            // The button laid out too: Shell allocates a newly shown actor at its next frame, and a screenshot taken
+            // before found no button there (width 0).
+            try await shell.waitForView("the rows of both transfers and the button's place") { view in
                 view.row("debian.iso")?.title.hasSuffix("%") == true
                     && view.row("photos.tar")?.stateText == "Waiting for other transfers to finish"
+                    && view.button.width > 10 && view.button.height > 10
             }
             let busyView = try await shell.describe()
             let busy = artefacts.path("2-busy.png")
