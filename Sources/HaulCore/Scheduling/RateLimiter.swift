@@ -81,8 +81,6 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     /// The bucket of the global limit, if any.
     private var shared: TokenBucket<Instant>?
     private var readers: [UInt32: Reader] = [:]
-    /// The earliest round a task claimed a share of, if any: until then no call looks for claims.
-    private var nextRound: Instant?
     /// Where the grid of wake-ups starts.
     private let origin: Instant
 
@@ -113,7 +111,6 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func remove(_ task: UInt32, now: Instant) {
         guard let reader = readers.removeValue(forKey: task), var bucket = shared else { return }
-        if reader.claim != nil { nextRound = readers.values.compactMap(\.claim).min() }
         bucket.refill(now: now, ceiling: sharedCeiling(bucket))
         bucket.tokens = min(bucket.tokens + max(reader.allowance, 0), sharedCeiling(bucket))
         shared = bucket
@@ -128,7 +125,6 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         globalLimit = bytesPerSecond
         guard bytesPerSecond > 0 else {
             shared = nil
-            nextRound = nil
             for task in readers.keys {
                 readers[task]?.allowance = 0
                 readers[task]?.claim = nil
@@ -225,7 +221,6 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         }
         let round = Self.instant(after: now, onGridOf: Self.roundPeriod, from: origin)
         reader.claim = round
-        nextRound = min(nextRound ?? round, round)
         return round
     }
 
@@ -250,8 +245,11 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         }
         bucket.tokens -= given
         shared = bucket
-        nextRound = readers.values.compactMap(\.claim).min()
     }
+
+    /// The earliest round a task claimed a share of, if any. A scan of the tasks, as ``sharedCeiling(_:)`` is at every
+    /// grant: they are the few transferring at once.
+    private var nextRound: Instant? { readers.values.compactMap(\.claim).min() }
 
     /// Brings the buckets up to `now`.
     private mutating func refill(_ reader: inout Reader, now: Instant) {
