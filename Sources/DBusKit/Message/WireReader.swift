@@ -13,6 +13,12 @@ struct WireReader {
     private let bytes: UnsafeRawBufferPointer
     private let bigEndian: Bool
     private var offset = 0
+    private var shared: SharedValues?
+    /// The elements of the arrays and the entries of the dictionaries being read, each container's after its
+    /// parent's so far: a container is gathered here and copied out at its exact size, where appending to an array of
+    /// its own would allocate it again at every doubling.
+    private var elements: [DBusValue] = []
+    private var entries: [DBusDictEntry] = []
 
     /// libdbus refuses a message nested deeper than 64 containers, variants included, before this reads it: the
     /// bound only guards the stack.
@@ -22,6 +28,7 @@ struct WireReader {
     init(body: UnsafeRawBufferPointer, bigEndian: Bool) {
         self.bytes = body
         self.bigEndian = bigEndian
+        if body.count >= SharedValues.minimumBodyLength { shared = SharedValues() }
     }
 
     /// Reads values of `types`, which must fill the body exactly.
@@ -58,23 +65,37 @@ struct WireReader {
         case .unixFD: throw .fileDescriptor
         case .variant:
             let inner = try variantType()
-            return .variant(try read(inner, depth: depth + 1))
+            guard shared != nil, let key = try sharedKey(of: inner) else {
+                return .variant(try read(inner, depth: depth + 1))
+            }
+            if let variant = shared?.variant(key.key) {
+                offset = key.end
+                return variant
+            }
+            let variant = DBusValue.variant(try read(inner, depth: depth + 1))
+            shared?.remember(variant, as: key.key)
+            return variant
         case .array(let element):
             let end = try arrayEnd(elementAlignment: WireFormat.alignment(of: element))
-            var values: [DBusValue] = []
-            while offset < end { values.append(try read(element, depth: depth + 1)) }
-            guard offset == end else { throw .malformed }
-            return .array(element, values)
-        case .dictionary(let key, let value):
-            let end = try arrayEnd(elementAlignment: 8)
-            var entries: [DBusDictEntry] = []
+            let first = elements.count
+            defer { elements.removeSubrange(first...) }
             while offset < end {
-                try align(8)
-                let entryKey = try read(key, depth: depth + 1)
-                entries.append(DBusDictEntry(entryKey, try read(value, depth: depth + 1)))
+                let value = try read(element, depth: depth + 1)
+                elements.append(value)
             }
             guard offset == end else { throw .malformed }
-            return .dictionary(key: key, value: value, entries)
+            return .array(element, Array(elements[first...]))
+        case .dictionary(let key, let value):
+            let end = try arrayEnd(elementAlignment: 8)
+            let first = entries.count
+            defer { entries.removeSubrange(first...) }
+            while offset < end {
+                try align(8)
+                let entry = DBusDictEntry(try read(key, depth: depth + 1), try read(value, depth: depth + 1))
+                entries.append(entry)
+            }
+            guard offset == end else { throw .malformed }
+            return .dictionary(key: key, value: value, Array(entries[first...]))
         case .structure(let types):
             try align(8)
             var fields: [DBusValue] = []
@@ -111,7 +132,41 @@ struct WireReader {
         let length = Int(try integer() as UInt32)
         guard length < bytes.count - offset, bytes[offset + length] == 0 else { throw .malformed }
         defer { offset += length + 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]), as: UTF8.self)
+        let utf8 = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+        return shared?.string(utf8) ?? String(decoding: utf8, as: UTF8.self)
+    }
+
+    /// The key under which a variant holding a value of `type` at the reader's offset is shared, and where that value
+    /// ends: for a number, or a string or path of at most 16 bytes. Leaves the offset where the value's wire form
+    /// starts (after its alignment), ready to be read.
+    private mutating func sharedKey(of type: DBusType) throws(Failure) -> (key: SharedValues.VariantKey, end: Int)? {
+        let payload: Int
+        let length: Int
+        let end: Int
+        switch type {
+        case .byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double:
+            length = WireFormat.alignment(of: type)
+            try align(length)
+            payload = offset
+            end = payload + length
+        case .string, .objectPath:
+            try align(4)
+            guard bytes.count - offset >= 4 else { throw .malformed }
+            length = Int(bigEndian ? UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+                : UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            guard length <= 16 else { return nil }
+            payload = offset + 4
+            end = payload + length + 1
+        default:
+            return nil
+        }
+        guard end <= bytes.count else { throw .malformed }
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { words in
+            words.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[payload..<payload + length]))
+        }
+        let code = type.signature.utf8.first ?? 0
+        return (SharedValues.VariantKey(code: code, length: UInt8(length), low: words.0, high: words.1), end)
     }
 
     /// A signature's bytes: a one-byte length, the bytes, a NUL.
