@@ -92,7 +92,8 @@ import Testing
             .double(Double(bitPattern: 1)), .boolean(false), .uint32(0), .double(0), .string(""), .string("a"),
             .objectPath("/a"), .string("/a"), .string("sixteen bytes..."), .string("sixteen bytes..!"),
             .string("seventeen bytes.."), .string("seventeen bytes!."), .objectPath("/org/haul/Haul1/Tasks/1"),
-            .variant(.uint32(1)),
+            .variant(.uint32(1)), .dictionary(key: .string, value: .variant, []),
+            .dictionary(key: .string, value: .string, []), .dictionary(key: .uint32, value: .variant, []),
         ]
         var fuzzer = ValueFuzzer(random: SplitMix64(seed: 64), strings: Self.strings, fileDescriptors: false)
         let entries = (0..<3000).map { index in

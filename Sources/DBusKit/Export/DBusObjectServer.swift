@@ -470,18 +470,16 @@ public actor DBusObjectServer {
     private static func write(_ interfaces: [String: ExportedState], to writer: inout WireWriter) throws(DBusError) {
         try writer.dictionary { writer throws(DBusError) in
             for interface in StandardInterfaces.common {
-                try writer.entry(.string(interface.name), as: .string) { writer throws(DBusError) in
+                try writer.entry(interface.name) { writer throws(DBusError) in
                     try writer.dictionary { _ throws(DBusError) in }
                 }
             }
             for name in interfaces.keys.sorted() {
                 guard let state = interfaces[name] else { continue }
-                try writer.entry(.string(name), as: .string) { writer throws(DBusError) in
+                try writer.entry(name) { writer throws(DBusError) in
                     try writer.dictionary { writer throws(DBusError) in
                         for (property, value) in zip(state.layout.names, state.values) {
-                            try writer.entry(.string(property), as: .string) { writer throws(DBusError) in
-                                try writer.variant(value)
-                            }
+                            try writer.entry(property) { writer throws(DBusError) in try writer.variant(value) }
                         }
                     }
                 }

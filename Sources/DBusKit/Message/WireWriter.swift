@@ -113,18 +113,38 @@ struct WireWriter {
         try writeValue(&self)
     }
 
-    /// A variant holding `inner`.
+    /// A variant holding `inner`. A number or a string, what nearly every property holds, is written without working
+    /// out its type and signature as values first.
     mutating func variant(_ inner: DBusValue) throws(DBusError) {
-        let innerType = inner.type
-        putSignature(innerType.signature)
-        try write(inner, as: innerType)
+        switch inner {
+        case .boolean(let v): basicSignature("b"); put(UInt32(v ? 1 : 0))
+        case .int32(let v): basicSignature("i"); put(v)
+        case .uint32(let v): basicSignature("u"); put(v)
+        case .int64(let v): basicSignature("x"); put(v)
+        case .uint64(let v): basicSignature("t"); put(v)
+        case .double(let v): basicSignature("d"); put(v.bitPattern)
+        case .string(let v): basicSignature("s"); try putString(v)
+        default:
+            let innerType = inner.type
+            putSignature(innerType.signature)
+            try write(inner, as: innerType)
+        }
+    }
+
+    /// One entry of a dictionary with string keys (`a{s…}`), its value written by `writeValue`.
+    mutating func entry(
+        _ key: String, _ writeValue: (inout WireWriter) throws(DBusError) -> Void
+    ) throws(DBusError) {
+        pad(to: 8)
+        try putString(key)
+        try writeValue(&self)
     }
 
     // MARK: Primitives
 
     private mutating func pad(to alignment: Int) {
-        let remainder = bytes.count & (alignment - 1)
-        if remainder != 0 { bytes.append(contentsOf: repeatElement(0, count: alignment - remainder)) }
+        let padding = (alignment - bytes.count & (alignment - 1)) & (alignment - 1)
+        for _ in 0..<padding { bytes.append(0) }
     }
 
     private mutating func put<T: FixedWidthInteger>(_ value: T) {
@@ -156,6 +176,13 @@ struct WireWriter {
             guard !string.utf8.contains(0) else { throw .invalidArgs("strings cannot contain NUL bytes") }
             bytes.append(contentsOf: string.utf8)
         }
+        bytes.append(0)
+    }
+
+    /// The signature of a basic type, one code long.
+    private mutating func basicSignature(_ code: Unicode.Scalar) {
+        bytes.append(1)
+        bytes.append(UInt8(ascii: code))
         bytes.append(0)
     }
 
