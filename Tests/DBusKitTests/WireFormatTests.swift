@@ -91,7 +91,7 @@ import Testing
             .boolean(true), .uint32(1), .int32(1), .int16(1), .uint16(1), .byte(1), .int64(1), .uint64(1),
             .double(Double(bitPattern: 1)), .boolean(false), .uint32(0), .double(0), .string(""), .string("a"),
             .objectPath("/a"), .string("/a"), .string("sixteen bytes..."), .string("sixteen bytes..!"),
-            .string("seventeen bytes.."), .string("seventeen bytes!."), .objectPath("/org/haul/Haul1/Tasks/1"),
+            .string("seventeen bytes.."), .string("seventeen bytes!."), .objectPath("/org/example/Objects/1"),
             .variant(.uint32(1)), .dictionary(key: .string, value: .variant, []),
             .dictionary(key: .string, value: .string, []), .dictionary(key: .uint32, value: .variant, []),
         ]
