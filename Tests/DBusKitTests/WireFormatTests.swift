@@ -126,6 +126,15 @@ import Testing
         let offset = try #require(bytes.withUnsafeBytes { WireFormat.bodyOffset(of: $0) })
         let body = Array(bytes[offset...])
         #expect(body.count >= SharedValues.minimumBodyLength)
+        let readWhole = read(body, as: [value.type]) == [value]
+        #expect(readWhole)
+        // A repeat of the short string "s" without its NUL is refused, though its bytes up to there match.
+        let string: [UInt8] = [1, 0, 0, 0, UInt8(ascii: "s"), 0]
+        let repeats = body.indices.dropLast(string.count).filter { body[$0..<$0 + string.count].elementsEqual(string) }
+        var unterminated = body
+        unterminated[try #require(repeats.dropFirst().first) + 5] = UInt8(ascii: "x")
+        let refused = read(unterminated, as: [value.type]) == nil
+        #expect(refused)
         var random = SplitMix64(seed: 3)
         for _ in 0..<400 {
             var damaged = body

@@ -7,7 +7,7 @@ import Glibc
 /// A `GetManagedObjects` reply of 10,000 objects repeats the same interface and property names, mostly the same small
 /// values (`false`, `0`, `""`, `"suspended"`) and three empty dictionaries in every object. Decoded one by one, each
 /// name longer than 15 bytes (Swift stores shorter ones inline), each variant and each dictionary (boxed cases) is an
-/// allocation of its own: some 30 per object, most of the client's cost, much of it glibc growing and trimming its
+/// allocation of its own: some 40 per object, most of the client's cost, much of it glibc growing and trimming its
 /// heap. Shared, a repeat costs a lookup and a retain. Sharing is invisible to the caller, since values are immutable.
 ///
 /// Each table is direct-mapped: a slot keeps the last value whose key fell on it, so a collision only costs a miss.

@@ -162,6 +162,8 @@ struct WireReader {
             return nil
         }
         guard end <= bytes.count else { throw .malformed }
+        // A string ends in a NUL, which a repeat's key does not hold.
+        if end > payload + length, bytes[end - 1] != 0 { throw .malformed }
         var words: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &words) { words in
             words.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[payload..<payload + length]))
