@@ -152,11 +152,11 @@ struct WireReader {
             end = payload + length
         case .string, .objectPath:
             try align(4)
-            guard bytes.count - offset >= 4 else { throw .malformed }
-            length = Int(bigEndian ? UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-                : UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            let start = offset
+            length = Int(try integer() as UInt32)
+            payload = offset
+            offset = start
             guard length <= 16 else { return nil }
-            payload = offset + 4
             end = payload + length + 1
         default:
             return nil

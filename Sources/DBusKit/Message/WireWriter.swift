@@ -114,7 +114,8 @@ struct WireWriter {
     }
 
     /// A variant holding `inner`. A number or a string, what nearly every property holds, is written without working
-    /// out its type and signature as values first.
+    /// out its type and signature as values first: through `write(_:as:)`, hauld spent 8 % more CPU on a
+    /// `GetManagedObjects` of 10,000 tasks (98–102 ms against 90–94 ms in alternating runs).
     mutating func variant(_ inner: DBusValue) throws(DBusError) {
         switch inner {
         case .boolean(let v): basicSignature("b"); put(UInt32(v ? 1 : 0))
