@@ -99,7 +99,7 @@ struct AtomicFileTests {
 
     /// Writes `text` to `file` as a task record is written: keeping a spare.
     private func writeKeepingSpare(_ text: String, to file: URL) throws {
-        if let error = AtomicFile.write([(Data(text.utf8), file, keepsSpare: true)])[0] { throw error }
+        if let error = AtomicFile.write([(Data(text.utf8), file, spare: .erased)])[0] { throw error }
     }
 
     @Test func aFileThatKeepsASpareIsRewrittenWithoutNewInodes() throws {
@@ -129,6 +129,21 @@ struct AtomicFileTests {
             let spare = URL(filePath: AtomicFile.spare(of: file.path(percentEncoded: false)))
             #expect(try Data(contentsOf: spare).allSatisfy { $0 == 0 }, "the password is gone once the swap is durable")
             #expect(try String(contentsOf: file, encoding: .utf8) == "https://example.com/")
+        }
+    }
+
+    @Test func aKeptSpareHoldsThePreviousVersionUntilTheNextWrite() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory.appending(path: "5.json")
+            let spare = URL(filePath: AtomicFile.spare(of: file.path(percentEncoded: false)))
+            for text in ["first", "second version", "third"] {
+                if let error = AtomicFile.write([(Data(text.utf8), file, spare: .kept)])[0] { throw error }
+            }
+            #expect(try String(contentsOf: file, encoding: .utf8) == "third")
+            #expect(try String(contentsOf: spare, encoding: .utf8) == "second version", "not zeros, not cut short")
+            if let error = AtomicFile.write([(Data("4".utf8), file, spare: .kept)])[0] { throw error }
+            #expect(try String(contentsOf: spare, encoding: .utf8) == "third", "the longer old contents cut to size")
+            #expect(try entries(of: directory) == [".5.json.spare", "5.json"])
         }
     }
 
@@ -172,7 +187,7 @@ struct AtomicFileTests {
             let count = AtomicFile.filesSyncedTogether * 5
             let files = (0..<count).map { directory.appending(path: "\($0).json") }
             for round in 0..<3 {
-                let errors = AtomicFile.write(files.enumerated().map { (Data("\($0) \(round)".utf8), $1, true) })
+                let errors = AtomicFile.write(files.enumerated().map { (Data("\($0) \(round)".utf8), $1, .erased) })
                 #expect(errors.allSatisfy { $0 == nil })
             }
             for (index, file) in files.enumerated() {

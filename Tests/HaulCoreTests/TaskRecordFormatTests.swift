@@ -2,8 +2,8 @@ import Foundation
 import HaulCore
 import Testing
 
-/// The task record files hauld has written stay readable, and today's hauld writes them the same way
-/// (`RecordGoldens`); names in a file are the record's own, not the bus strings.
+/// The task record files hauld has written stay readable, and today's hauld writes the same keys and values, on one
+/// line (`RecordGoldens`); names in a file are the record's own, not the bus strings.
 @Suite("Task record format", .timeLimit(.minutes(2)))
 struct TaskRecordFormatTests {
     @Test(arguments: RecordGoldens.all)
@@ -12,12 +12,20 @@ struct TaskRecordFormatTests {
     }
 
     @Test(arguments: RecordGoldens.all)
-    func savingARecordGivesTheSameFile(_ golden: RecordGolden) throws {
+    func savingARecordGivesTheSameKeysAndValuesOnOneLine(_ golden: RecordGolden) throws {
         try withTemporaryDirectory { directory in
             try TaskStore(directory: directory).save(golden.record)
-            let file = directory.appending(path: "\(golden.record.id).json")
-            #expect(try String(contentsOf: file, encoding: .utf8) == golden.json)
+            let file = try Data(contentsOf: directory.appending(path: "\(golden.record.id).json"))
+            #expect(!file.contains(UInt8(ascii: "\n")))
+            #expect(try Self.canonical(file) == Self.canonical(Data(golden.json.utf8)))
         }
+    }
+
+    /// A JSON document with its keys sorted and no white space: what two files that say the same have in common.
+    static func canonical(_ json: Data) throws -> String {
+        let object = try JSONSerialization.jsonObject(with: json)
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// The completed download of `RecordGoldens` as the first hauld wrote it: no connections, no crash-loop count,

@@ -10,8 +10,9 @@ struct RecordGolden: Sendable, CustomStringConvertible {
 
 /// Files written by hauld as of 2026-11-24 (main at 27f833e): `haul get`, `put`, `suspend` and `cancel` against
 /// `scripts/test-http-server`, and hauld killed twice in a row during a download for the crash-loop guard; the
-/// last two as `TaskStore` encoded them then. They must load as they are, and a record saved today must give them
-/// back byte for byte: the format must not change by accident, whatever the bus comes to call things.
+/// last two as `TaskStore` encoded them then, pretty-printed with sorted keys. They must load as they are, and a record
+/// saved today must give back the same keys and values (on one line since 2026-12-01): the format must not change by
+/// accident, whatever the bus comes to call things.
 enum RecordGoldens {
     static let all: [RecordGolden] = [
         completedDownload, failedDownload, suspendedWithPassword, suspendedWithWeakDate, cancelled, postUpload,

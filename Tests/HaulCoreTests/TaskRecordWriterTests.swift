@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HaulCore
 import Synchronization
@@ -98,6 +99,65 @@ struct TaskRecordWriterTests {
         #expect(try String(contentsOf: settings, encoding: .utf8) == "second")
         let mode = try FileManager.default.attributesOfItem(atPath: settings.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+    }
+
+    /// What the spare of record `id` holds after `saves`, each a URL and whether its save says a secret went.
+    func spareAfterSaving(_ saves: [(url: String, erasingPrevious: Bool)], headers: [String: String] = [:])
+        async throws -> Data
+    {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let writer = TaskRecordWriter(store: store)
+        for save in saves {
+            var saved = record(1, state: .suspended)
+            saved.url = save.url
+            saved.headers = headers
+            writer.save(saved, erasingPrevious: save.erasingPrevious) { Issue.record("save failed: \($0)") }
+            await writer.flush()
+        }
+        #expect(store.loadAll().records.map(\.url) == [saves.last?.url])
+        return try Data(contentsOf: URL(filePath: AtomicFile.spare(of: store.url(for: 1).path(percentEncoded: false))))
+    }
+
+    @Test func aReplacedVersionWithoutSecretsIsLeftInTheSpare() async throws {
+        let spare = try await spareAfterSaving([("http://a.test/", false), ("http://b.test/", false)])
+        #expect(String(decoding: spare, as: UTF8.self).contains("http://a.test/"))
+    }
+
+    @Test func aReplacedVersionThatMayHoldASecretIsErased() async throws {
+        for (saves, headers) in [
+            ([("http://user:hunter2@a.test/", false), ("http://user:hunter2@a.test/", false)], [:]),
+            ([("http://a.test/", false), ("http://a.test/", false)], ["Cookie": "session=hunter2"]),
+            // The change that took the password out says so; the record it leaves holds none.
+            ([("http://user:hunter2@a.test/", false), ("http://a.test/", true)], [:]),
+        ] as [([(String, Bool)], [String: String])] {
+            let spare = try await spareAfterSaving(saves.map { ($0.0, $0.1) }, headers: headers)
+            #expect(!spare.isEmpty && spare.allSatisfy { $0 == 0 }, "\(saves)")
+        }
+    }
+
+    @Test func anErasingSaveReplacedBeforeItsTurnStillErases() async throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let queue = DispatchQueue(label: "held state writer")
+        let writer = TaskRecordWriter(store: store, queue: queue)
+        var saved = record(1, state: .suspended)
+        saved.url = "http://user:hunter2@a.test/"
+        try await writer.commit(saved)
+        // Held, so that the newer save replaces the one that took the password out before either is written.
+        queue.suspend()
+        saved.url = "http://a.test/"
+        saved.state = .running
+        writer.save(saved, erasingPrevious: true) { Issue.record("save failed: \($0)") }
+        saved.state = .suspended
+        writer.save(saved) { Issue.record("save failed: \($0)") }
+        queue.resume()
+        await writer.flush()
+        let spare = try Data(
+            contentsOf: URL(filePath: AtomicFile.spare(of: store.url(for: 1).path(percentEncoded: false)))
+        )
+        #expect(!spare.isEmpty && spare.allSatisfy { $0 == 0 })
+        #expect(store.loadAll().records.map(\.state) == [.suspended])
     }
 
     @Test func oneFileOfABatchThatFailsLeavesTheOthersWritten() throws {

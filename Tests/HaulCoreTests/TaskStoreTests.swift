@@ -128,13 +128,13 @@ struct TaskStoreTests {
             let broken: [String: String] = [
                 "2.json": "{ not json",
                 "3.json": good,  // holds task 1
-                "4.json": good.replacingOccurrences(of: #""state" : "running""#, with: #""state" : "completed""#),
+                "4.json": good.replacingOccurrences(of: #""state":"running""#, with: #""state":"completed""#),
                 "6.json": good.replacingOccurrences(of: "https://alice", with: "ftp://alice"),
                 "8.json": good.replacingOccurrences(
-                    of: "\"expectedTotal\" : 1099511627776",
-                    with: "\"expectedTotal\" : -2"
+                    of: "\"expectedTotal\":1099511627776",
+                    with: "\"expectedTotal\":-2"
                 ),
-                "9.json": good.replacingOccurrences(of: #""method" : "PUT""#, with: #""method" : "DELETE""#),
+                "9.json": good.replacingOccurrences(of: #""method":"PUT""#, with: #""method":"DELETE""#),
                 "10.json": good.replacingOccurrences(of: String(repeating: "ab", count: 32), with: "xyz"),
             ]
             for (name, contents) in broken {

@@ -1,4 +1,5 @@
 import DBusKit
+import Foundation
 import HaulContract
 import HaulCore
 import HaulTransfer
@@ -50,6 +51,29 @@ import Testing
             _ = await harness.signals(about: path, until: ManagerSignal.taskDidComplete.rawValue)
             let completed = await Self.errorName { try await Self.setURL(harness, path, "http://127.0.0.1:1/late") }
             #expect(completed == HaulErrorName.taskCompleted.fullName)
+        }
+    }
+
+    @Test func aURLThatDropsItsPasswordLeavesNoCopyOfItOnDisk() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            var options = DownloadOptions()
+            options.startSuspended = true
+            let path = try await harness.tasks.download(
+                url: try TransferURL("http://user:hunter2@127.0.0.1:1/secret.bin"),
+                destination: .file(try LocalPath(harness.file("secret.bin"))), options: options
+            )
+            try await harness.tasks.run(.resume, on: try #require(HaulBus.taskID(of: path)))
+            try await harness.tasks.run(.suspend, on: try #require(HaulBus.taskID(of: path)))
+            try await Self.setURL(harness, path, "http://127.0.0.1:1/public.bin")
+            #expect((await harness.savedRecords()).values.map(\.url) == ["http://127.0.0.1:1/public.bin"])
+            // The record and its spare, which held the version before.
+            let folder = harness.state.appendingPathComponent("tasks")
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            #expect(names.count == 2, "\(names)")
+            for name in names {
+                let contents = try Data(contentsOf: folder.appendingPathComponent(name))
+                #expect(!String(decoding: contents, as: UTF8.self).contains("hunter2"), "\(name)")
+            }
         }
     }
 

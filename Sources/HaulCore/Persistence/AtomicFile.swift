@@ -54,9 +54,9 @@ package enum AtomicFile: Sendable {
     /// two do; from ``filesSyncedTogether`` files on, their data is synced by one `syncfs`. Returns each file's error,
     /// in order, nil where it was written.
     ///
-    /// A file that `keepsSpare` (one rewritten often, as a task's record) is replaced without creating or freeing an
+    /// A file with a ``Spare`` (one rewritten often, as a task's record) is replaced without creating or freeing an
     /// inode: see ``spare(of:)``.
-    package static func write(_ files: [(data: Data, url: URL, keepsSpare: Bool)]) -> [AtomicFileError?] {
+    package static func write(_ files: [(data: Data, url: URL, spare: Spare)]) -> [AtomicFileError?] {
         var errors = [AtomicFileError?](repeating: nil, count: files.count)
         var existingDirectories: Set<String> = []
         /// The files renamed into each directory, which its sync makes durable.
@@ -65,8 +65,7 @@ package enum AtomicFile: Sendable {
         var swapped: [String: [String]] = [:]
         // A few at a time, so that a large batch never holds more descriptors open than a process may have.
         for chunk in stride(from: 0, to: files.count, by: 128).map({ $0..<min($0 + 128, files.count) }) {
-            var written: [(index: Int, fd: Int32, temporary: String, isSpare: Bool, path: String, directory: String)] =
-                []
+            var written: [WrittenFile] = []
             for index in chunk {
                 do throws(AtomicFileError) {
                     let (path, directory) = try destination(of: files[index].url)
@@ -74,13 +73,18 @@ package enum AtomicFile: Sendable {
                         try createDirectory(directory)
                         existingDirectories.insert(directory)
                     }
-                    let spare = files[index].keepsSpare ? openSpare(beside: path) : nil
+                    let spare = files[index].spare == .none ? nil : openSpare(beside: path)
                     let opened = if let spare { spare } else { try openTemporary(beside: path, in: directory) }
                     try writeContents(
                         files[index].data, to: opened.fd, at: opened.temporary, over: opened.size,
                         startingWriteOut: chunk.count < filesSyncedTogether
                     )
-                    written.append((index, opened.fd, opened.temporary, spare != nil, path, directory))
+                    written.append(
+                        WrittenFile(
+                            index: index, fd: opened.fd, temporary: opened.temporary, isSpare: spare != nil,
+                            path: path, directory: directory
+                        )
+                    )
                 } catch {
                     errors[index] = error
                 }
@@ -89,7 +93,9 @@ package enum AtomicFile: Sendable {
             for file in written where errors[file.index] == nil {
                 do throws(AtomicFileError) {
                     try finishTemporary(file.fd, file.temporary, synced: synced)
-                    if try replace(file.path, with: file.temporary, swapping: file.isSpare) {
+                    if try replace(file.path, with: file.temporary, swapping: file.isSpare),
+                        files[file.index].spare == .erased
+                    {
                         swapped[file.directory, default: []].append(file.temporary)
                     }
                     renamed[file.directory, default: []].append(file.index)
@@ -120,8 +126,7 @@ package enum AtomicFile: Sendable {
     /// Syncs the file systems of a chunk's files when there are enough of them (``filesSyncedTogether``): returns
     /// whether it did, with each file of a file system that failed to sync given that error, closed and removed.
     private static func syncFileSystems(
-        of written: [(index: Int, fd: Int32, temporary: String, isSpare: Bool, path: String, directory: String)],
-        into errors: inout [AtomicFileError?]
+        of written: [WrittenFile], into errors: inout [AtomicFileError?]
     ) -> Bool {
         guard written.count >= filesSyncedTogether else { return false }
         // One descriptor per directory stands for its file system (two directories on one cost a second, quick sync).
@@ -140,9 +145,21 @@ package enum AtomicFile: Sendable {
         return true
     }
 
+    /// A file of a batch whose contents are written, waiting to be synced and put in place.
+    private struct WrittenFile {
+        /// Its place in the batch.
+        var index: Int
+        var fd: Int32
+        /// The temporary file or spare holding the new contents.
+        var temporary: String
+        var isSpare: Bool
+        var path: String
+        var directory: String
+    }
+
     /// Writes several files as ``write(_:to:)`` does each, in one group commit (none keeps a spare).
     package static func write(_ files: [(data: Data, url: URL)]) -> [AtomicFileError?] {
-        write(files.map { ($0.data, $0.url, false) })
+        write(files.map { ($0.data, $0.url, Spare.none) })
     }
 
     /// Removes the file at `url` and its spare; a file that is not there is not an error.
@@ -154,9 +171,21 @@ package enum AtomicFile: Sendable {
         }
     }
 
-    /// The spare of the file at `path`: `.<name>.spare` beside it, only zeros between writes. A write overwrites the
-    /// spare, syncs it and swaps it with the file (`renameat2` with `RENAME_EXCHANGE`), so that the spare then holds
-    /// the old contents, and overwrites those with zeros once the swap is durable. The usual new file renamed over the
+    /// What a write does with the spare of a file (``spare(of:)``).
+    package enum Spare: Sendable, Equatable {
+        /// No spare: each write creates a temporary file, and the old contents' inode is freed.
+        case none
+        /// The spare keeps the old contents until the next write overwrites them: for contents that hold no secret.
+        case kept
+        /// The spare's old contents are overwritten with zeros once the swap is durable: they may hold a secret (a
+        /// URL's password, say), which must be kept no longer than needed. The zeros cost four more system calls and a
+        /// second block to write back.
+        case erased
+    }
+
+    /// The spare of the file at `path`: `.<name>.spare` beside it. A write overwrites the spare, syncs it and swaps it
+    /// with the file (`renameat2` with `RENAME_EXCHANGE`), so that the spare then holds the old contents, and (for a
+    /// ``Spare/erased`` one) overwrites those with zeros once the swap is durable. The usual new file renamed over the
     /// old one frees an inode per write, and on ext4 without a journal creating a file passes over every inode freed
     /// in the last minute (six while its table is not yet written back), one by one: at a thousand rewrites a second,
     /// each creation read thousands of inodes (1.1 ms a rewrite, against 0.12 ms with a spare, measured on this

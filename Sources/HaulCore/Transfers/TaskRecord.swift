@@ -174,6 +174,14 @@ package struct TaskRecord: Sendable, Equatable {
         )
     }
 
+    /// Whether the record may hold a secret: a userinfo in its URL (a password, perhaps) or request headers (an
+    /// `Authorization` or a `Cookie`, perhaps). Its file's replaced versions are then overwritten with zeros
+    /// (``AtomicFile/Spare/erased``); a change that removes a secret says so when it saves the record
+    /// (``TaskRecordWriter/save(_:syncing:erasingPrevious:onFailure:)``).
+    package var mayHoldSecrets: Bool {
+        !headers.isEmpty || url.utf8.contains(UInt8(ascii: "@"))
+    }
+
     /// The download options kept (`start-suspended` is not: the state says it).
     package var downloadOptions: DownloadOptions {
         var options = DownloadOptions()

@@ -1,5 +1,5 @@
 package import FoundationEssentials
-import Dispatch
+package import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +13,10 @@ import Synchronization
 /// one batch was being written goes to the disk together in the next: all of its files' data synced before any
 /// rename, one sync per directory for all the renames. So a hundred new tasks cost about what two do.
 ///
-/// A record's newer version replaces one still waiting, and a record's saves and its removal keep their order.
+/// A record's newer version replaces one still waiting, and a record's saves and its removal keep their order. A
+/// record's replaced version is overwritten with zeros once the new one is durable only when it may hold a secret
+/// (``TaskRecord/mayHoldSecrets``, or a save that says so): a `SuspendAll` of ten thousand tasks without secrets
+/// then writes each record's new version, and no block of zeros besides.
 /// ``save(_:syncing:onFailure:)`` returns at once (a state change reaches the disk a few milliseconds after its
 /// reply: a crash in between restores the task as it was just before); ``commit(_:)`` and ``write(_:to:)`` return
 /// once the file is durable, for a caller that must not answer before.
@@ -36,6 +39,8 @@ package final class TaskRecordWriter: Sendable {
     private struct Pending {
         var operation: Operation
         var completions: [Completion]
+        /// Whether the version on disk, which the operation replaces, may hold a secret the new one lacks.
+        var erasesPrevious = false
     }
 
     private struct Queued {
@@ -48,20 +53,26 @@ package final class TaskRecordWriter: Sendable {
     }
 
     private let store: TaskStore
-    private let queue = DispatchQueue(label: "org.haul.state-writer")
+    private let queue: DispatchQueue
     private let queued = Mutex(Queued())
 
-    package init(store: TaskStore) {
+    /// Writes into `store` on `queue`, a serial queue of its own unless a test brings one it can hold.
+    package init(store: TaskStore, queue: DispatchQueue = DispatchQueue(label: "org.haul.state-writer")) {
         self.store = store
+        self.queue = queue
     }
 
     /// Saves `record` soon; `onFailure` hears of a write that failed. With `syncing`, that file's data reaches the
     /// disk first: a record that says which bytes a file holds (a segmented download's plan) is never ahead of it,
-    /// even after a power cut.
+    /// even after a power cut. `erasingPrevious` is for a change that removed a secret (a URL without the password of
+    /// the one it replaced): the version on disk is overwritten with zeros once the new one is durable.
     package func save(
-        _ record: TaskRecord, syncing: String? = nil, onFailure: @escaping @Sendable (any Error) -> Void
+        _ record: TaskRecord, syncing: String? = nil, erasingPrevious: Bool = false,
+        onFailure: @escaping @Sendable (any Error) -> Void
     ) {
-        enqueue(.save(record, syncing: syncing), for: .task(record.id)) { error in error.map(onFailure) }
+        enqueue(.save(record, syncing: syncing), for: .task(record.id), erasingPrevious: erasingPrevious) { error in
+            error.map(onFailure)
+        }
     }
 
     /// Saves `record` and returns once it is durable, in the next group commit. Throws an encoding error (none is
@@ -93,13 +104,19 @@ package final class TaskRecordWriter: Sendable {
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
     }
 
-    private func enqueue(_ operation: Operation, for key: Key, completion: @escaping Completion) {
+    private func enqueue(
+        _ operation: Operation, for key: Key, erasingPrevious: Bool = false, completion: @escaping Completion
+    ) {
         let startBatch = queued.withLock { queued in
             if queued.pending[key] != nil {
                 queued.pending[key]!.operation = operation
                 queued.pending[key]!.completions.append(completion)
+                // The version on disk is still the one before the first waiting save.
+                queued.pending[key]!.erasesPrevious = queued.pending[key]!.erasesPrevious || erasingPrevious
             } else {
-                queued.pending[key] = Pending(operation: operation, completions: [completion])
+                queued.pending[key] = Pending(
+                    operation: operation, completions: [completion], erasesPrevious: erasingPrevious
+                )
                 queued.order.append(key)
             }
             defer { queued.batchQueued = true }
@@ -114,7 +131,7 @@ package final class TaskRecordWriter: Sendable {
             defer { queued = Queued() }
             return queued.order.compactMap { queued.pending[$0] }
         }
-        var files: [(data: Data, url: URL, keepsSpare: Bool)] = []
+        var files: [(data: Data, url: URL, spare: AtomicFile.Spare)] = []
         var written: [[Completion]] = []
         var removed: [(id: UInt32, completions: [Completion])] = []
         var results: [(completions: [Completion], error: (any Error)?)] = []
@@ -124,13 +141,14 @@ package final class TaskRecordWriter: Sendable {
             case .save(let record, let syncing):
                 if let syncing { Self.syncData(of: syncing) }
                 do {
-                    files.append((try TaskStore.encoded(record, with: encoder), store.url(for: record.id), true))
+                    let spare = record.mayHoldSecrets || pending.erasesPrevious ? AtomicFile.Spare.erased : .kept
+                    files.append((try TaskStore.encoded(record, with: encoder), store.url(for: record.id), spare))
                     written.append(pending.completions)
                 } catch {
                     results.append((pending.completions, error))
                 }
             case .write(let data, let url):
-                files.append((data, url, false))
+                files.append((data, url, .none))
                 written.append(pending.completions)
             case .remove(let id):
                 removed.append((id, pending.completions))

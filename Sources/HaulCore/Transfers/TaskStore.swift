@@ -29,7 +29,7 @@ package struct TaskStore: Sendable {
     ///
     /// Throws an encoding error (none is expected: every field encodes) or ``AtomicFileError``.
     package func save(_ record: TaskRecord) throws {
-        if let error = AtomicFile.write([(try Self.encoded(record), url(for: record.id), keepsSpare: true)])[0] {
+        if let error = AtomicFile.write([(try Self.encoded(record), url(for: record.id), spare: .erased)])[0] {
             throw error
         }
     }
@@ -39,10 +39,12 @@ package struct TaskStore: Sendable {
         try encoder.encode(record)
     }
 
-    /// The encoder of record files (one may serve many records).
+    /// The encoder of record files (one may serve many records): one line, the keys in no particular order.
+    /// Pretty-printed with sorted keys, a record took 2.3 times as long to encode, and a `SuspendAll` encodes ten
+    /// thousand.
     package static func recordEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting = [.withoutEscapingSlashes]
         return encoder
     }
 

@@ -53,8 +53,9 @@ extension TaskService {
         case .running, .suspended:
             break
         }
+        let hadSecrets = task.record.mayHoldSecrets
         tasks[id]?.record.url = url.url.absoluteString
-        persist(id)
+        persist(id, erasingPrevious: hadSecrets)
         publish(id, TaskProperty.values([.url: .string(TransferURL.redacted(url.url.absoluteString).busSafe)]))
         perform(queue.urlChanged(id, isLoopback: url.isLoopback, now: clock.now))
         await settled()

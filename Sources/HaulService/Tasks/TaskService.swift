@@ -343,13 +343,15 @@ actor TaskService {
         perform(queue.timerFired(generation: generation, now: clock.now))
     }
 
-    func persist(_ id: UInt32) {
+    /// Saves task `id`'s record soon; `erasingPrevious` when the change took a secret out of it (see
+    /// ``TaskRecord/mayHoldSecrets``).
+    func persist(_ id: UInt32, erasingPrevious: Bool = false) {
         guard var task = tasks[id], let entry = queue.entry(id) else { return }
         task.keep(entry)
         tasks[id] = task
         // A plan says which bytes the partial file holds: the file's data goes to disk before it.
         let syncing = task.record.segments == nil ? nil : task.partialPath
-        records.save(task.record, syncing: syncing) { [logger] error in
+        records.save(task.record, syncing: syncing, erasingPrevious: erasingPrevious) { [logger] error in
             logger.error("could not save task \(id): \(error)")
         }
     }
