@@ -160,6 +160,38 @@ struct TaskRecordWriterTests {
         #expect(store.loadAll().records.map(\.state) == [.suspended])
     }
 
+    @Test func heldSavesWaitForTheReleaseAndACommitTakesThemAlong() async throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let queue = DispatchQueue(label: "state writer")
+        let writer = TaskRecordWriter(store: store, queue: queue)
+        /// Once whatever the writer had queued is done.
+        func idle() async { await withCheckedContinuation { continuation in queue.async { continuation.resume() } } }
+
+        writer.hold()
+        writer.hold()
+        writer.save(record(1, state: .suspended)) { Issue.record("save failed: \($0)") }
+        await idle()
+        #expect(store.loadAll().records.isEmpty, "held")
+        // A caller waits for a commit: it is written at once, with the save that waited before it.
+        try await writer.commit(record(2, state: .suspended))
+        #expect(store.loadAll().records.map(\.id) == [1, 2])
+
+        writer.save(record(1, state: .running)) { Issue.record("save failed: \($0)") }
+        writer.remove(id: 2) { Issue.record("remove failed: \($0)") }
+        writer.release()
+        await idle()
+        #expect(store.loadAll().records.map(\.state) == [.suspended, .suspended], "one hold is left")
+        writer.release()
+        await idle()
+        #expect(store.loadAll().records.map(\.state) == [.running])
+
+        writer.hold()
+        writer.save(record(1, state: .completed)) { Issue.record("save failed: \($0)") }
+        await writer.flush()
+        #expect(store.loadAll().records.map(\.state) == [.completed], "a flush writes what is held")
+    }
+
     @Test func oneFileOfABatchThatFailsLeavesTheOthersWritten() throws {
         let store = try store()
         defer { try? FileManager.default.removeItem(at: store.directory) }

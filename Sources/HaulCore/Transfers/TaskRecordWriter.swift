@@ -17,9 +17,11 @@ import Synchronization
 /// record's replaced version is overwritten with zeros once the new one is durable only when it may hold a secret
 /// (``TaskRecord/mayHoldSecrets``, or a save that says so): a `SuspendAll` of ten thousand tasks without secrets
 /// then writes each record's new version, and no block of zeros besides.
-/// ``save(_:syncing:onFailure:)`` returns at once (a state change reaches the disk a few milliseconds after its
-/// reply: a crash in between restores the task as it was just before); ``commit(_:)`` and ``write(_:to:)`` return
-/// once the file is durable, for a caller that must not answer before.
+///
+/// ``save(_:syncing:erasingPrevious:onFailure:)`` returns at once (a state change reaches the disk a few
+/// milliseconds after its reply, or, during a ``hold()``, once the change of many tasks has answered: a crash in
+/// between restores the tasks as they were just before); ``commit(_:)`` and ``write(_:to:)`` return once the file is
+/// durable, for a caller that must not answer before.
 package final class TaskRecordWriter: Sendable {
     /// What a pending operation replaces: the same task's record, or the same file.
     private enum Key: Hashable {
@@ -50,6 +52,16 @@ package final class TaskRecordWriter: Sendable {
         var order: [Key] = []
         /// Whether a batch is queued to take them.
         var batchQueued = false
+        /// How many ``hold()``s are not yet released: saves and removals wait meanwhile.
+        var holds = 0
+
+        /// Whether a batch must be queued now for what is pending: none is queued yet, something waits, and no hold
+        /// stops it (none does what a caller waits for). Marks it queued.
+        mutating func startsBatch(waitedFor: Bool) -> Bool {
+            guard !batchQueued, !pending.isEmpty, holds == 0 || waitedFor else { return false }
+            batchQueued = true
+            return true
+        }
     }
 
     private let store: TaskStore
@@ -62,7 +74,7 @@ package final class TaskRecordWriter: Sendable {
         self.queue = queue
     }
 
-    /// Saves `record` soon; `onFailure` hears of a write that failed. With `syncing`, that file's data reaches the
+    /// Saves `record` soon (after the ``hold()``s taken, if any); `onFailure` hears of a write that failed. With `syncing`, that file's data reaches the
     /// disk first: a record that says which bytes a file holds (a segmented download's plan) is never ahead of it,
     /// even after a power cut. `erasingPrevious` is for a change that removed a secret (a URL without the password of
     /// the one it replaced): the version on disk is overwritten with zeros once the new one is durable.
@@ -79,7 +91,7 @@ package final class TaskRecordWriter: Sendable {
     /// expected) or ``AtomicFileError``.
     package func commit(_ record: TaskRecord) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            enqueue(.save(record, syncing: nil), for: .task(record.id)) { error in
+            enqueue(.save(record, syncing: nil), for: .task(record.id), waitedFor: true) { error in
                 if let error { continuation.resume(throwing: error) } else { continuation.resume() }
             }
         }
@@ -94,18 +106,37 @@ package final class TaskRecordWriter: Sendable {
     package func write(_ data: Data, to url: URL) async throws(AtomicFileError) {
         let key = Key.file(url.standardizedFileURL.path(percentEncoded: false))
         let error: (any Error)? = await withCheckedContinuation { continuation in
-            enqueue(.write(data, url), for: key) { error in continuation.resume(returning: error) }
+            enqueue(.write(data, url), for: key, waitedFor: true) { error in continuation.resume(returning: error) }
         }
         if let error = error as? AtomicFileError { throw error }
     }
 
-    /// Returns once everything asked for so far is on disk.
+    /// Returns once everything asked for so far is on disk, held or not.
     package func flush() async {
+        if queued.withLock({ $0.startsBatch(waitedFor: true) }) { queue.async { [self] in writeBatch() } }
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
     }
 
+    /// Holds the saves and removals asked for from now until ``release()``: a change of ten thousand tasks (a
+    /// `SuspendAll`) is answered first and written after, rather than sharing the two cores with its own records. A
+    /// commit or a settings file, which a caller waits for, is written at once, with whatever waits before it.
+    package func hold() {
+        queued.withLock { $0.holds += 1 }
+    }
+
+    /// Ends a ``hold()``; the last one writes what waited.
+    package func release() {
+        let startBatch = queued.withLock { queued in
+            queued.holds -= 1
+            return queued.startsBatch(waitedFor: false)
+        }
+        if startBatch { queue.async { [self] in writeBatch() } }
+    }
+
+    /// `waitedFor`: a caller waits until the operation is durable, so a hold does not delay it.
     private func enqueue(
-        _ operation: Operation, for key: Key, erasingPrevious: Bool = false, completion: @escaping Completion
+        _ operation: Operation, for key: Key, erasingPrevious: Bool = false, waitedFor: Bool = false,
+        completion: @escaping Completion
     ) {
         let startBatch = queued.withLock { queued in
             if queued.pending[key] != nil {
@@ -119,8 +150,7 @@ package final class TaskRecordWriter: Sendable {
                 )
                 queued.order.append(key)
             }
-            defer { queued.batchQueued = true }
-            return !queued.batchQueued
+            return queued.startsBatch(waitedFor: waitedFor)
         }
         if startBatch { queue.async { [self] in writeBatch() } }
     }
@@ -128,7 +158,7 @@ package final class TaskRecordWriter: Sendable {
     /// Takes everything asked for so far and carries it out as one group commit.
     private func writeBatch() {
         let batch = queued.withLock { queued in
-            defer { queued = Queued() }
+            defer { (queued.pending, queued.order, queued.batchQueued) = ([:], [], false) }
             return queued.order.compactMap { queued.pending[$0] }
         }
         var files: [(data: Data, url: URL, spare: AtomicFile.Spare)] = []

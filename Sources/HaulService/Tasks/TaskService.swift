@@ -189,7 +189,12 @@ actor TaskService {
 
     func list() -> [ObjectPath] { tasks.keys.sorted().compactMap { tasks[$0]?.path } }
 
+    /// Applies `command` to every task (`SuspendAll`, `ResumeAll`, `CancelAll`), a batch at a time; a task it does
+    /// not apply to (a completed one) is passed over.
     func forEachTask(_ command: TaskCommand) async {
+        // The records are written once the changes are on the bus, not on the same two cores meanwhile.
+        records.hold()
+        defer { records.release() }
         for (index, id) in tasks.keys.sorted().enumerated() {
             try? apply(command, on: id)
             if index % Self.batch == Self.batch - 1 { await batchSent() }
