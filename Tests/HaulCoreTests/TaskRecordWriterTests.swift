@@ -101,7 +101,7 @@ struct TaskRecordWriterTests {
         #expect(mode == 0o600)
     }
 
-    /// What the spare of record `id` holds after `saves`, each a URL and whether its save says a secret went.
+    /// What the spare of record 1 holds after `saves`, each a URL and whether its save says a secret went.
     func spareAfterSaving(_ saves: [(url: String, erasingPrevious: Bool)], headers: [String: String] = [:])
         async throws -> Data
     {
@@ -139,19 +139,18 @@ struct TaskRecordWriterTests {
     @Test func anErasingSaveReplacedBeforeItsTurnStillErases() async throws {
         let store = try store()
         defer { try? FileManager.default.removeItem(at: store.directory) }
-        let queue = DispatchQueue(label: "held state writer")
-        let writer = TaskRecordWriter(store: store, queue: queue)
+        let writer = TaskRecordWriter(store: store)
         var saved = record(1, state: .suspended)
         saved.url = "http://user:hunter2@a.test/"
         try await writer.commit(saved)
         // Held, so that the newer save replaces the one that took the password out before either is written.
-        queue.suspend()
+        writer.hold()
         saved.url = "http://a.test/"
         saved.state = .running
         writer.save(saved, erasingPrevious: true) { Issue.record("save failed: \($0)") }
         saved.state = .suspended
         writer.save(saved) { Issue.record("save failed: \($0)") }
-        queue.resume()
+        writer.release()
         await writer.flush()
         let spare = try Data(
             contentsOf: URL(filePath: AtomicFile.spare(of: store.url(for: 1).path(percentEncoded: false)))

@@ -74,10 +74,11 @@ package final class TaskRecordWriter: Sendable {
         self.queue = queue
     }
 
-    /// Saves `record` soon (after the ``hold()``s taken, if any); `onFailure` hears of a write that failed. With `syncing`, that file's data reaches the
-    /// disk first: a record that says which bytes a file holds (a segmented download's plan) is never ahead of it,
-    /// even after a power cut. `erasingPrevious` is for a change that removed a secret (a URL without the password of
-    /// the one it replaced): the version on disk is overwritten with zeros once the new one is durable.
+    /// Saves `record` soon (once every ``hold()`` is released); `onFailure` hears of a write that failed. With
+    /// `syncing`, that file's data reaches the disk first: a record that says which bytes a file holds (a segmented
+    /// download's plan) is never ahead of it, even after a power cut. `erasingPrevious` is for a change that removed
+    /// a secret (a URL without the password of the one it replaced): the version on disk is overwritten with zeros
+    /// once the new one is durable.
     package func save(
         _ record: TaskRecord, syncing: String? = nil, erasingPrevious: Bool = false,
         onFailure: @escaping @Sendable (any Error) -> Void
