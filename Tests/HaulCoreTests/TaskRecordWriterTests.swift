@@ -130,8 +130,8 @@ struct TaskRecordWriterTests {
             ([("http://a.test/", false), ("http://a.test/", false)], ["Cookie": "session=hunter2"]),
             // The change that took the password out says so; the record it leaves holds none.
             ([("http://user:hunter2@a.test/", false), ("http://a.test/", true)], [:]),
-        ] as [([(String, Bool)], [String: String])] {
-            let spare = try await spareAfterSaving(saves.map { ($0.0, $0.1) }, headers: headers)
+        ] as [([(url: String, erasingPrevious: Bool)], [String: String])] {
+            let spare = try await spareAfterSaving(saves, headers: headers)
             #expect(!spare.isEmpty && spare.allSatisfy { $0 == 0 }, "\(saves)")
         }
     }
