@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// A file is durable after two syncs, its own and its directory's (``AtomicFile``); each waits for the disk, from a
 /// few milliseconds to seconds on a busy or slow one. Here they run on a serial queue, and whatever was asked for while
-/// one batch was being written goes to the disk together in the next: all of its files' data synced before any
-/// rename, one sync per directory for all the renames. So a hundred new tasks cost about what two do.
+/// one batch was being written goes to the disk together in the next (up to ``batchLimit``): all of its files' data
+/// synced before any rename, one sync per directory for all the renames. So a hundred new tasks cost about what two
+/// do.
 ///
 /// A record's newer version replaces one still waiting, and a record's saves and its removal keep their order. A
 /// record's replaced version is overwritten with zeros once the new one is durable only when it may hold a secret
@@ -43,6 +44,8 @@ package final class TaskRecordWriter: Sendable {
         var completions: [Completion]
         /// Whether the version on disk, which the operation replaces, may hold a secret the new one lacks.
         var erasesPrevious = false
+        /// Whether a caller waits until it is durable (a commit, a settings file): no hold delays it.
+        var awaited = false
     }
 
     private struct Queued {
@@ -50,17 +53,38 @@ package final class TaskRecordWriter: Sendable {
         var pending: [Key: Pending] = [:]
         /// The keys of `pending` in the order they were first asked for.
         var order: [Key] = []
-        /// Whether a batch is queued to take them.
+        /// Whether a batch is queued or running, and will take what is pending when its turn comes.
         var batchQueued = false
         /// How many ``hold()``s are not yet released: saves and removals wait meanwhile.
         var holds = 0
+        /// How many pending operations a caller waits for.
+        var awaited = 0
+        /// How many ``flush()``es wait for everything pending.
+        var flushes = 0
 
-        /// Whether a batch must be queued now for what is pending: none is queued yet, something waits, and no hold
-        /// stops it (none does what a caller waits for). Marks it queued.
-        mutating func startsBatch(waitedFor: Bool) -> Bool {
-            guard !batchQueued, !pending.isEmpty, holds == 0 || waitedFor else { return false }
+        /// Whether what is pending may be written now: no hold stops it, or a caller waits for some of it.
+        var mayWrite: Bool { !pending.isEmpty && (holds == 0 || awaited > 0 || flushes > 0) }
+
+        /// Whether a batch must be queued now for what is pending: none is queued yet, and it may be written. Marks it
+        /// queued.
+        mutating func startsBatch() -> Bool {
+            guard !batchQueued, mayWrite else { return false }
             batchQueued = true
             return true
+        }
+
+        /// The next operations to write, oldest first and at most `limit`; nil, and the batch over, once what is
+        /// left may not be written now.
+        mutating func nextBatch(limit: Int) -> [Pending]? {
+            guard mayWrite else {
+                batchQueued = false
+                return nil
+            }
+            let keys = Array(order.prefix(limit))
+            order.removeFirst(keys.count)
+            let batch = keys.compactMap { pending.removeValue(forKey: $0) }
+            awaited -= batch.count { $0.awaited }
+            return batch
         }
     }
 
@@ -114,13 +138,20 @@ package final class TaskRecordWriter: Sendable {
 
     /// Returns once everything asked for so far is on disk, held or not.
     package func flush() async {
-        if queued.withLock({ $0.startsBatch(waitedFor: true) }) { queue.async { [self] in writeBatch() } }
+        let startBatch = queued.withLock { queued in
+            queued.flushes += 1
+            return queued.startsBatch()
+        }
+        if startBatch { queue.async { [self] in writeBatches() } }
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+        queued.withLock { $0.flushes -= 1 }
     }
 
-    /// Holds the saves and removals asked for from now until ``release()``: a change of ten thousand tasks (a
-    /// `SuspendAll`) is answered first and written after, rather than sharing the two cores with its own records. A
-    /// commit or a settings file, which a caller waits for, is written at once, with whatever waits before it.
+    /// Holds the saves and removals not yet started until ``release()``: a change of ten thousand tasks (a
+    /// `SuspendAll`) is answered first and written after, rather than sharing the two cores with its own records, or
+    /// with the records of the one before it, which wait after their current batch (``batchLimit``). A newer save of
+    /// a task replaces its waiting one, so that only the latest state is written. A commit or a settings file, which
+    /// a caller waits for, is written at once, with whatever waits before it.
     package func hold() {
         queued.withLock { $0.holds += 1 }
     }
@@ -129,9 +160,9 @@ package final class TaskRecordWriter: Sendable {
     package func release() {
         let startBatch = queued.withLock { queued in
             queued.holds -= 1
-            return queued.startsBatch(waitedFor: false)
+            return queued.startsBatch()
         }
-        if startBatch { queue.async { [self] in writeBatch() } }
+        if startBatch { queue.async { [self] in writeBatches() } }
     }
 
     /// `waitedFor`: a caller waits until the operation is durable, so a hold does not delay it.
@@ -140,28 +171,40 @@ package final class TaskRecordWriter: Sendable {
         completion: @escaping Completion
     ) {
         let startBatch = queued.withLock { queued in
-            if queued.pending[key] != nil {
-                queued.pending[key]!.operation = operation
-                queued.pending[key]!.completions.append(completion)
+            if var waiting = queued.pending[key] {
+                waiting.operation = operation
+                waiting.completions.append(completion)
                 // The version on disk is still the one before the first waiting save.
-                queued.pending[key]!.erasesPrevious = queued.pending[key]!.erasesPrevious || erasingPrevious
+                waiting.erasesPrevious = waiting.erasesPrevious || erasingPrevious
+                if waitedFor && !waiting.awaited { queued.awaited += 1 }
+                waiting.awaited = waiting.awaited || waitedFor
+                queued.pending[key] = waiting
             } else {
                 queued.pending[key] = Pending(
-                    operation: operation, completions: [completion], erasesPrevious: erasingPrevious
+                    operation: operation, completions: [completion], erasesPrevious: erasingPrevious,
+                    awaited: waitedFor
                 )
                 queued.order.append(key)
+                if waitedFor { queued.awaited += 1 }
             }
-            return queued.startsBatch(waitedFor: waitedFor)
+            return queued.startsBatch()
         }
-        if startBatch { queue.async { [self] in writeBatch() } }
+        if startBatch { queue.async { [self] in writeBatches() } }
     }
 
-    /// Takes everything asked for so far and carries it out as one group commit.
-    private func writeBatch() {
-        let batch = queued.withLock { queued in
-            defer { (queued.pending, queued.order, queued.batchQueued) = ([:], [], false) }
-            return queued.order.compactMap { queued.pending[$0] }
+    /// The most operations one group commit takes: a hold waits for the batch being written, about a twentieth of a
+    /// second of the writer's work, not for all ten thousand records of the `*All` before it.
+    package static var batchLimit: Int { 512 }
+
+    /// Writes what is pending, a batch at a time, while it may be written.
+    private func writeBatches() {
+        while let batch = queued.withLock({ $0.nextBatch(limit: Self.batchLimit) }) {
+            write(batch)
         }
+    }
+
+    /// Carries out `batch` as one group commit.
+    private func write(_ batch: [Pending]) {
         var files: [(data: Data, url: URL, spare: AtomicFile.Spare)] = []
         var written: [[Completion]] = []
         var removed: [(id: UInt32, completions: [Completion])] = []
