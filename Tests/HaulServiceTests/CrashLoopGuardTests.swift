@@ -1,6 +1,7 @@
 import DBusKit
 import Foundation
 import HaulContract
+import HaulCore
 import HaulTestSupport
 import Testing
 
@@ -32,10 +33,21 @@ import Testing
                 destination: DaemonFixture.name, path: task, interface: CrashLoopGuardTests.task, name: property.name)
         }
 
-        /// Waits until the attempt in flight has stalled with at least `bytes` in the partial file.
-        func waitForStall(at bytes: Int) async throws {
-            try await waitUntil("the attempt to get to \(bytes) bytes", timeout: .seconds(30)) {
-                partialSize >= bytes
+        /// Whether the task's record on disk says what its attempt in flight leaves: the validator the next attempt
+        /// resumes with, and `runs` runs in a row cut short. hauld saves both a few milliseconds after the attempt
+        /// starts, without waiting: killed before, the next start would begin the download over or count a run late.
+        func recordHolds(runs: UInt32) -> Bool {
+            let record = TaskStore(directory: state.appendingPathComponent("haul/tasks")).loadAll().records.first
+            return record?.validator != nil && record?.interruptedRuns == runs
+        }
+
+        /// Waits until the attempt in flight has stalled with at least `bytes` in the partial file, and its record
+        /// holds what a kill must find (``recordHolds(runs:)``).
+        func waitForStall(at bytes: Int, runs: UInt32) async throws {
+            try await waitUntil(
+                "the attempt to get to \(bytes) bytes, and its record to count \(runs) runs", timeout: .seconds(30)
+            ) {
+                partialSize >= bytes && recordHolds(runs: runs)
             }
         }
 
@@ -76,12 +88,12 @@ import Testing
         try await Self.with(stalls: 2) { restarts, query in
             let first = try await restarts.start()
             let task = try await download(restarts, query)
-            try await restarts.waitForStall(at: 100_000)
+            try await restarts.waitForStall(at: 100_000, runs: 1)
             _ = await first.stop(signal: SIGKILL)
 
             let second = try await restarts.start()
             #expect(try await restarts.property(task, .state) == .state(.running), "one unclean exit: continued")
-            try await restarts.waitForStall(at: 200_000)
+            try await restarts.waitForStall(at: 200_000, runs: 2)
             _ = await second.stop(signal: SIGKILL)
 
             let third = try await restarts.start()
