@@ -128,6 +128,32 @@ struct SignalTests {
         }
     }
 
+    /// An update with a property of the wrong type, or one the interface lacks, is refused whole: nothing of it is
+    /// stored or sent, whichever of its properties comes first.
+    @Test func anUpdateWithOneWrongPropertyChangesNothing() async throws {
+        try await BusFixture.with { fixture in
+            let changes = try await fixture.client.messages(matching: [Self.propertiesChanged])
+            let counter = {
+                await fixture.objects.property("Counter", interface: BusFixture.interface, at: BusFixture.path)
+            }
+            let before = await counter()
+            for wrong: [String: DBusValue] in [["Name": .uint32(1)], ["Missing": .uint32(1)]] {
+                await #expect(throws: DBusError.self) {
+                    try await fixture.objects.updateProperties(
+                        wrong.merging(["Counter": .uint32(41), "Limit": .int32(12)]) { $1 },
+                        interface: BusFixture.interface, at: BusFixture.path
+                    )
+                }
+                #expect(await counter() == before)
+            }
+            // The next good update is the first signal.
+            try await fixture.objects.updateProperties(
+                ["Counter": .uint32(42)], interface: BusFixture.interface, at: BusFixture.path
+            )
+            #expect(try await changes.next(1, within: 10).map(Self.changes) == [["Counter": .uint32(42)]])
+        }
+    }
+
     /// `emittedSignals()` hands the program every signal the server emits, in order, with the body and header a client
     /// on the bus receives.
     @Test func emittedSignalsAreWhatTheBusCarries() async throws {

@@ -41,6 +41,23 @@ public actor DBusObjectServer {
 
         func value(_ name: String) -> DBusValue? { layout.index[name].map { values[$0] } }
 
+        /// Stores `changes`, every one checked against the layout before any is stored; returns those that really
+        /// changed, in name order.
+        mutating func update(_ changes: [String: DBusValue]) throws -> [DBusDictEntry] {
+            var changed: [(index: Int, value: DBusValue)] = []
+            for (name, value) in changes {
+                guard let index = layout.index[name], layout.types[index] == value.type else {
+                    throw DBusError.failed(
+                        "\(layout.description.name).\(name) is not a property of type \(value.type.signature)"
+                    )
+                }
+                if values[index] != value { changed.append((index, value)) }
+            }
+            changed.sort { $0.index < $1.index }
+            for (index, value) in changed { values[index] = value }
+            return changed.map { DBusDictEntry(.string(layout.names[$0.index]), .variant($0.value)) }
+        }
+
         /// `a{sv}`, in the order of the names.
         var vardict: DBusValue {
             .dictionary(
@@ -196,22 +213,11 @@ public actor DBusObjectServer {
     /// A `*All` of 10,000 tasks comes here 20,000 times with every property of a task: the types are checked against
     /// the layout, and the signal, whose signature is the standard one, is sent without `emitSignal`'s lookups.
     public func updateProperties(_ changes: [String: DBusValue], interface: String, at path: ObjectPath) throws {
-        guard var state = objects[path]?[interface] else {
+        // In place: a copy of the state would copy its values too, once for each of the 20,000.
+        guard let entries = try objects[path]?[interface]?.update(changes) else {
             throw DBusError.failed("\(interface) is not exported at \(path)")
         }
-        var changed: [Int] = []
-        for (name, value) in changes {
-            guard let index = state.layout.index[name], state.layout.types[index] == value.type else {
-                throw DBusError.failed("\(interface).\(name) is not a property of type \(value.type.signature)")
-            }
-            if state.values[index] != value {
-                state.values[index] = value
-                changed.append(index)
-            }
-        }
-        guard !changed.isEmpty else { return }
-        objects[path]?[interface] = state
-        let entries = changed.sorted().map { DBusDictEntry(.string(state.layout.names[$0]), .variant(state.values[$0])) }
+        guard !entries.isEmpty else { return }
         let signal = DBusMessage.signal(
             path: path, interface: StandardInterfaces.properties.name, member: "PropertiesChanged",
             body: [.string(interface), .dictionary(key: .string, value: .variant, entries), .strings([])]

@@ -49,6 +49,8 @@ package struct TransferURL: Equatable, Sendable, CustomStringConvertible {
     /// `string` without the password of its userinfo, whether or not it is a valid transfer URL: what a URL may
     /// look like on the bus, in a log line or in an error message.
     package static func redacted(_ string: String) -> String {
+        // Without an "@" there is no userinfo: the common case, at every publication of a task, needs no parsing.
+        guard string.utf8.contains(UInt8(ascii: "@")) else { return string }
         if var components = URLComponents(string: string) {
             guard components.password != nil else { return string }
             components.password = nil

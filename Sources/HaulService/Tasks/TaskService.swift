@@ -351,9 +351,7 @@ actor TaskService {
     /// Saves task `id`'s record soon; `erasingPrevious` when the change took a secret out of it (see
     /// ``TaskRecord/mayHoldSecrets``).
     func persist(_ id: UInt32, erasingPrevious: Bool = false) {
-        guard var task = tasks[id], let entry = queue.entry(id) else { return }
-        task.keep(entry)
-        tasks[id] = task
+        guard let (task, _) = keep(id) else { return }
         // A plan says which bytes the partial file holds: the file's data goes to disk before it.
         let syncing = task.record.segments == nil ? nil : task.partialPath
         records.save(task.record, syncing: syncing, erasingPrevious: erasingPrevious) { [logger] error in
@@ -361,10 +359,16 @@ actor TaskService {
         }
     }
 
+    /// Copies the queue's entry of task `id` into its record, in place (a `*All` does it 20,000 times); returns the
+    /// task and its entry, or nil for a task the service or the queue does not hold.
+    private func keep(_ id: UInt32) -> (task: ManagedTask, entry: TaskQueue.Entry)? {
+        guard tasks[id] != nil, let entry = queue.entry(id) else { return nil }
+        tasks[id]?.keep(entry)
+        return tasks[id].map { ($0, entry) }
+    }
+
     private func publishState(_ id: UInt32, _ shown: TaskQueue.PublicState) {
-        guard var task = tasks[id], let entry = queue.entry(id) else { return }
-        task.keep(entry)
-        tasks[id] = task
+        guard let (task, entry) = keep(id) else { return }
         let rate = queue.isTransferring(id) ? task.meter.rate(now: clock.now) : 0
         publish(id, task.properties(entry, shown, rate: rate))
     }
