@@ -71,6 +71,25 @@ import Testing
         }
     }
 
+    /// `SuspendAll` and `CancelAll` take the transferring tasks last. Taken in id order, a running task's slot, freed
+    /// once its attempt ended during the wait after a batch, went to a queued task the next batch stopped again: a
+    /// connection opened only to be closed, five a batch, and more connections at the server than `MaxRunningTasks`
+    /// for a moment.
+    @Test(arguments: [TaskService.TaskCommand.suspend, .cancel])
+    func aBulkStopStartsNoQueuedTask(_ command: TaskService.TaskCommand) async throws {
+        try await TaskServiceHarness.with { harness throws in
+            try await Self.setMaxRunningTasks(harness, 2)
+            for index in 0..<(TaskService.batch * 2) { _ = try await harness.suspendedDownload("bulk-\(index).bin") }
+            await harness.tasks.forEachTask(.resume)
+            let running = [await harness.attempts.next(), await harness.attempts.next()]
+            await harness.tasks.forEachTask(command)
+            try await waitUntil("the running attempts to be stopped") { running.allSatisfy(\.wasStopped) }
+            await harness.tasks.settled()
+            try await Task.sleep(for: .milliseconds(200))  // for an attempt started by mistake to reach the runner
+            #expect(harness.attempts.count == 2)
+        }
+    }
+
     /// Suspend works on a queued task, and its Resume sends `TaskDidResume` again; a queued task getting its turn
     /// sends none. A new task sends one, queued or not.
     @Test func aQueuedTaskSuspendsAndResumesAndItsTurnSendsNoSignal() async throws {

@@ -195,11 +195,20 @@ actor TaskService {
         // The records are written once the changes are on the bus, not on the same two cores meanwhile.
         records.hold()
         defer { records.release() }
-        for (index, id) in tasks.keys.sorted().enumerated() {
+        for (index, id) in order(of: command).enumerated() {
             try? apply(command, on: id)
             if index % Self.batch == Self.batch - 1 { await batchSent() }
         }
         await settled()
+    }
+
+    /// The order `forEachTask` takes the tasks in: by id, but a command that stops tasks takes the transferring ones
+    /// last. A slot a stopped attempt frees (once it has ended, during the wait after a batch) would otherwise go to a
+    /// queued task that a later batch stops again: a connection opened only to be closed, five a batch.
+    private func order(of command: TaskCommand) -> [UInt32] {
+        let ids = tasks.keys.sorted()
+        guard command == .suspend || command == .cancel else { return ids }
+        return ids.filter { !queue.isTransferring($0) } + ids.filter { queue.isTransferring($0) }
     }
 
     private func add(_ record: TaskRecord, startSuspended: Bool) async throws(DBusError) -> ObjectPath {
