@@ -194,26 +194,19 @@ struct ConnectionWatch: Sendable {
     }
 
     /// Established connections whose far end is the server's port, over IPv4 and IPv6.
-    func count() throws -> Int {
-        try Self.established(toPort: port, in: Self.table("/proc/net/tcp"))
-            + Self.established(toPort: port, in: (try? Self.table("/proc/net/tcp6")) ?? "")
+    private func count() throws -> Int {
+        try Self.established(toPort: port, in: ProcessSample.read("/proc/net/tcp"))
+            + Self.established(toPort: port, in: (try? ProcessSample.read("/proc/net/tcp6")) ?? "")
     }
 
     /// A table's lines are `sl local_address rem_address st …`, addresses as `HEX_IP:HEX_PORT` and state `01` for
     /// established.
-    static func established(toPort port: Int, in table: String) -> Int {
+    private static func established(toPort port: Int, in table: String) -> Int {
         let remote = String(format: ":%04X", port)
         return table.split(separator: "\n").dropFirst().count { line in
             let fields = line.split(separator: " ")
             return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "01"
         }
-    }
-
-    /// Read to the end: a `/proc` file read in one go stops after its first page.
-    private static func table(_ path: String) throws -> String {
-        let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        defer { try? file.close() }
-        return String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
     }
 }
 

@@ -23,6 +23,18 @@ struct TaskRecordWriterTests {
         return TaskStore(directory: directory)
     }
 
+    /// Runs `body` with a writer on a queue of the test's own, and `idle`, which returns once whatever the writer had
+    /// queued is done: a wait that, unlike `flush()`, writes nothing that is held.
+    func withQueuedWriter(
+        _ body: (TaskStore, TaskRecordWriter, DispatchQueue, () async -> Void) async throws -> Void
+    ) async throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let queue = DispatchQueue(label: "state writer")
+        let idle = { await withCheckedContinuation { continuation in queue.async { continuation.resume() } } }
+        try await body(store, TaskRecordWriter(store: store, queue: queue), queue, idle)
+    }
+
     @Test func theNewestVersionOfEachRecordIsOnDiskAfterFlush() async throws {
         let store = try store()
         defer { try? FileManager.default.removeItem(at: store.directory) }
@@ -160,84 +172,72 @@ struct TaskRecordWriterTests {
     }
 
     @Test func heldSavesWaitForTheReleaseAndACommitTakesThemAlong() async throws {
-        let store = try store()
-        defer { try? FileManager.default.removeItem(at: store.directory) }
-        let queue = DispatchQueue(label: "state writer")
-        let writer = TaskRecordWriter(store: store, queue: queue)
-        /// Once whatever the writer had queued is done.
-        func idle() async { await withCheckedContinuation { continuation in queue.async { continuation.resume() } } }
+        try await withQueuedWriter { store, writer, _, idle in
+            writer.hold()
+            writer.hold()
+            writer.save(record(1, state: .suspended)) { Issue.record("save failed: \($0)") }
+            await idle()
+            #expect(store.loadAll().records.isEmpty, "held")
+            // A caller waits for a commit: it is written at once, with the save that waited before it.
+            try await writer.commit(record(2, state: .suspended))
+            #expect(store.loadAll().records.map(\.id) == [1, 2])
 
-        writer.hold()
-        writer.hold()
-        writer.save(record(1, state: .suspended)) { Issue.record("save failed: \($0)") }
-        await idle()
-        #expect(store.loadAll().records.isEmpty, "held")
-        // A caller waits for a commit: it is written at once, with the save that waited before it.
-        try await writer.commit(record(2, state: .suspended))
-        #expect(store.loadAll().records.map(\.id) == [1, 2])
+            writer.save(record(1, state: .running)) { Issue.record("save failed: \($0)") }
+            writer.remove(id: 2) { Issue.record("remove failed: \($0)") }
+            writer.release()
+            await idle()
+            #expect(store.loadAll().records.map(\.state) == [.suspended, .suspended], "one hold is left")
+            writer.release()
+            await idle()
+            #expect(store.loadAll().records.map(\.state) == [.running])
 
-        writer.save(record(1, state: .running)) { Issue.record("save failed: \($0)") }
-        writer.remove(id: 2) { Issue.record("remove failed: \($0)") }
-        writer.release()
-        await idle()
-        #expect(store.loadAll().records.map(\.state) == [.suspended, .suspended], "one hold is left")
-        writer.release()
-        await idle()
-        #expect(store.loadAll().records.map(\.state) == [.running])
-
-        writer.hold()
-        writer.save(record(1, state: .completed)) { Issue.record("save failed: \($0)") }
-        await writer.flush()
-        #expect(store.loadAll().records.map(\.state) == [.completed], "a flush writes what is held")
+            writer.hold()
+            writer.save(record(1, state: .completed)) { Issue.record("save failed: \($0)") }
+            await writer.flush()
+            #expect(store.loadAll().records.map(\.state) == [.completed], "a flush writes what is held")
+        }
     }
 
     @Test func aHoldStopsTheWriterAfterTheBatchItIsWriting() async throws {
-        let store = try store()
-        defer { try? FileManager.default.removeItem(at: store.directory) }
-        let queue = DispatchQueue(label: "state writer")
-        let writer = TaskRecordWriter(store: store, queue: queue)
-        func idle() async { await withCheckedContinuation { continuation in queue.async { continuation.resume() } } }
-        // Record 1 cannot be written (a folder has its name): its failure, heard on the writer's queue once the first
-        // batch is written, takes a hold there, as a `*All` would while the writer works.
-        try FileManager.default.createDirectory(at: store.url(for: 1), withIntermediateDirectories: false)
-        let ids = 1...UInt32(TaskRecordWriter.batchLimit + 3)
-        queue.suspend()  // until every save waits, so that the first batch is a whole one
-        for id in ids {
-            writer.save(record(id, state: .suspended)) { _ in if id == 1 { writer.hold() } }
-        }
-        queue.resume()
-        await idle()
-        let firstBatch = Set(2...UInt32(TaskRecordWriter.batchLimit))
-        #expect(Set(store.loadAll().records.map(\.id)) == firstBatch, "the batch after the hold waits")
+        try await withQueuedWriter { store, writer, queue, idle in
+            // Record 1 cannot be written (a folder has its name): its failure, heard on the writer's queue once the
+            // first batch is written, takes a hold there, as a `*All` would while the writer works.
+            try FileManager.default.createDirectory(at: store.url(for: 1), withIntermediateDirectories: false)
+            let ids = 1...UInt32(TaskRecordWriter.batchLimit + 3)
+            queue.suspend()  // until every save waits, so that the first batch is a whole one
+            for id in ids {
+                writer.save(record(id, state: .suspended)) { _ in if id == 1 { writer.hold() } }
+            }
+            queue.resume()
+            await idle()
+            let firstBatch = Set(2...UInt32(TaskRecordWriter.batchLimit))
+            #expect(Set(store.loadAll().records.map(\.id)) == firstBatch, "the batch after the hold waits")
 
-        // The newer version replaces the one that waited; the release writes what is left.
-        writer.save(record(ids.upperBound, state: .running)) { Issue.record("save failed: \($0)") }
-        writer.release()
-        await idle()
-        let records = store.loadAll().records
-        #expect(records.map(\.id) == Array(ids.dropFirst()))
-        #expect(records.last?.state == .running)
+            // The newer version replaces the one that waited; the release writes what is left.
+            writer.save(record(ids.upperBound, state: .running)) { Issue.record("save failed: \($0)") }
+            writer.release()
+            await idle()
+            let records = store.loadAll().records
+            #expect(records.map(\.id) == Array(ids.dropFirst()))
+            #expect(records.last?.state == .running)
+        }
     }
 
     @Test func aCommitDuringAHoldTakesEveryBatchBeforeItAlongAndNoneAfter() async throws {
-        let store = try store()
-        defer { try? FileManager.default.removeItem(at: store.directory) }
-        let queue = DispatchQueue(label: "state writer")
-        let writer = TaskRecordWriter(store: store, queue: queue)
-        func idle() async { await withCheckedContinuation { continuation in queue.async { continuation.resume() } } }
+        try await withQueuedWriter { store, writer, _, idle in
+            writer.hold()
+            let before = 1...UInt32(TaskRecordWriter.batchLimit + 5)
+            for id in before { writer.save(record(id, state: .suspended)) { Issue.record("save failed: \($0)") } }
+            try await writer.commit(record(before.upperBound + 1, state: .suspended))
+            #expect(store.loadAll().records.count == before.count + 1)
 
-        writer.hold()
-        let before = 1...UInt32(TaskRecordWriter.batchLimit + 5)
-        for id in before { writer.save(record(id, state: .suspended)) { Issue.record("save failed: \($0)") } }
-        try await writer.commit(record(before.upperBound + 1, state: .suspended))
-        #expect(store.loadAll().records.count == before.count + 1)
-
-        writer.save(record(before.upperBound + 2, state: .suspended)) { Issue.record("save failed: \($0)") }
-        await idle()
-        #expect(store.loadAll().records.count == before.count + 1, "held")
-        writer.release()
-        await idle()
-        #expect(store.loadAll().records.count == before.count + 2)
+            writer.save(record(before.upperBound + 2, state: .suspended)) { Issue.record("save failed: \($0)") }
+            await idle()
+            #expect(store.loadAll().records.count == before.count + 1, "held")
+            writer.release()
+            await idle()
+            #expect(store.loadAll().records.count == before.count + 2)
+        }
     }
 
     @Test func oneFileOfABatchThatFailsLeavesTheOthersWritten() throws {
