@@ -100,6 +100,8 @@ let package = Package(
             dependencies: [
                 "DBusKit", "HaulContract", "HaulTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/HaulBench"
         ),

@@ -47,9 +47,8 @@ extension Bench {
 
             let limit = try await clients[0].managerProperty(.maxRunningTasks).uint32Value ?? 0
             figures.maxRunningTasks = Int(limit)
-            guard let port = URL(string: url)?.port else { throw TestSupportError("no port in \(url)") }
-            let connections = ConnectionWatch(port: port)
-            let watching = Task { try await connections.watch() }
+            let server = server
+            let watching = Task { try await server.mostConnectionsAtOnce() }
             let answers = try await AnswerWatch.start(address: bus.address)
             figures.resumeAllMilliseconds = try await Self.milliseconds { try await clients[0].managerCall(.resumeAll) }
             try await Task.sleep(for: .seconds(2))
@@ -173,40 +172,6 @@ final class AnswerWatch: Sendable {
         let slowest = await asking.result
         await client.close()
         return try slowest.get()
-    }
-}
-
-/// The most TCP connections to the server's port at once, read from the kernel's socket tables as often as every
-/// 20 ms: each is a transfer hauld has going (a suspended or cancelled attempt closes its connection). Reading
-/// `/proc/net/tcp` costs a fraction of a millisecond, where running `ss` that often took a tenth of both cores from the
-/// hauld it watched.
-struct ConnectionWatch: Sendable {
-    let port: Int
-
-    /// Samples until cancelled; returns the most seen.
-    func watch() async throws -> Int {
-        var most = 0
-        while !Task.isCancelled {
-            most = max(most, try count())
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return most
-    }
-
-    /// Established connections whose far end is the server's port, over IPv4 and IPv6.
-    private func count() throws -> Int {
-        try Self.established(toPort: port, in: ProcessSample.read("/proc/net/tcp"))
-            + Self.established(toPort: port, in: (try? ProcessSample.read("/proc/net/tcp6")) ?? "")
-    }
-
-    /// A table's lines are `sl local_address rem_address st …`, addresses as `HEX_IP:HEX_PORT` and state `01` for
-    /// established.
-    private static func established(toPort port: Int, in table: String) -> Int {
-        let remote = String(format: ":%04X", port)
-        return table.split(separator: "\n").dropFirst().count { line in
-            let fields = line.split(separator: " ")
-            return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "01"
-        }
     }
 }
 

@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Foundation
 import HaulTestSupport
+import NIOCore
 
 /// nginx (Debian's package) as the current user: its own configuration, logs and pid file in the workspace,
 /// in the foreground (`daemon off`), listening on 127.0.0.1 only.
@@ -45,6 +47,43 @@ final class NginxServer: FileServer {
         "http://127.0.0.1:\(port)/capped/\(file)"
     }
 
+    /// Polls nginx's `stub_status` every 20 ms over one kept-alive connection: its "Active connections" are every
+    /// client connection it holds, this poll's own among them.
+    func mostConnectionsAtOnce() async throws -> Int {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(Self.statusPath)")
+        var most = 0
+        var failure: (any Error)?
+        while !Task.isCancelled {
+            do {
+                let response = try await client.execute(request, timeout: .seconds(10))
+                let body = String(buffer: try await response.body.collect(upTo: 4096))
+                guard let active = Self.activeConnections(in: body) else {
+                    throw TestSupportError("nginx's status answered \(response.status): \(body)")
+                }
+                most = max(most, active - 1)
+            } catch where Task.isCancelled {
+                break
+            } catch {
+                failure = error
+                break
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        try await client.shutdown()
+        if let failure { throw failure }
+        return most
+    }
+
+    private static let statusPath = "/haul-bench-nginx-status"
+
+    /// The count of `Active connections: 3 ` (the first line of `stub_status`'s page).
+    private static func activeConnections(in page: String) -> Int? {
+        let prefix = "Active connections:"
+        guard let line = page.split(separator: "\n").first, line.hasPrefix(prefix) else { return nil }
+        return Int(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces))
+    }
+
     /// Fast shutdown (SIGTERM), then SIGKILL after 5 s.
     func stop() {
         guard process.isRunning else { return }
@@ -79,6 +118,9 @@ final class NginxServer: FileServer {
                 server {
                     listen 127.0.0.1:\(port);
                     root \(root.path);
+                    location = \(statusPath) {
+                        stub_status;
+                    }
                     location /slow/ {
                         alias \(root.path)/;
                         limit_rate \(throttleRate);

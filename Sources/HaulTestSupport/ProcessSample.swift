@@ -99,9 +99,8 @@ package struct ProcessSample: Sendable {
         try handle.write(contentsOf: Data("5".utf8))
     }
 
-    /// A `/proc` file's text, read to the end: `/proc` files report a size of 0, and a table longer than a page
-    /// comes in several reads.
-    package static func read(_ path: String) throws -> String {
+    /// Reads to the end: `/proc` files report a size of 0.
+    private static func read(_ path: String) throws -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw TestSupportError("cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
