@@ -56,10 +56,13 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        // The desktop bridge (KDE job views, tray icon, notifications): a client of the contract only.
+        // The desktop bridge (KDE job views, tray icon, notifications): a client of the contract only, which reads the
+        // user's files with HaulCore's `RegularFile`.
         .target(
             name: "HaulDesktop",
-            dependencies: ["DBusKit", "HaulContract", "ServiceKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "DBusKit", "HaulContract", "HaulCore", "ServiceKit", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "HaulService",

@@ -187,6 +187,30 @@ import Testing
         }
     }
 
+    /// A `user-dirs.dirs` hauld must not read counts as none, and the folder is `Downloads` at home: a FIFO, which a
+    /// blocking open would wait on for a writer, and a file over the limit, which was read whole (a gigabyte of it
+    /// took a gigabyte), here with its `XDG_DOWNLOAD_DIR` after the limit.
+    @Test(arguments: ["fifo", "oversized"])
+    func aUserDirsFileNotToReadLeavesTheDownloadFolderAtHome(_ kind: String) async throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("haul-home-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let config = home.appendingPathComponent("config")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        let userDirs = config.appendingPathComponent("user-dirs.dirs")
+        if kind == "fifo" {
+            #expect(mkfifo(userDirs.path, 0o600) == 0)
+        } else {
+            let comment = String(repeating: "# padding\n", count: 7_000)
+            try Data((comment + "XDG_DOWNLOAD_DIR=\"$HOME/Elsewhere\"\n").utf8).write(to: userDirs)
+        }
+        try await TransferFixture.with(environment: ["HOME": home.path, "XDG_CONFIG_HOME": config.path]) { f throws in
+            let task = try await Self.download(f, Self.query("attachment; filename=mine.bin"), into: "")
+            try await f.wait(task, until: .completed)
+            let file = home.appendingPathComponent("Downloads/mine.bin").path
+            #expect(try await f.property(task, .path) == .string(file))
+        }
+    }
+
     @Test func aMissingFolderOrABadOptionIsRefused() async throws {
         try await TransferFixture.with { f throws in
             await #expect(throws: DBusError.self) {

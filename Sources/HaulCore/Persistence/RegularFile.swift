@@ -8,19 +8,22 @@ import Musl
 import Darwin
 #endif
 
-/// Reads the files hauld finds in its state folder at start-up, before it answers anything: the task records, the
-/// settings files, the highest id removed.
+/// Reads the files hauld finds in its state folder at start-up, before it answers anything (the task records, the
+/// settings files, the highest id removed), and the user's `user-dirs.dirs` while it answers.
 ///
 /// Only a regular file is read, and only up to a limit: a symbolic link at a record's name would make hauld read
 /// whatever it points to, and a huge file would take its memory. It is opened without blocking, so a FIFO left there
-/// cannot hold the start either.
+/// cannot hold the start, or the call being answered, either.
 package enum RegularFile {
     /// Far above any settings file hauld writes (a few hundred bytes of JSON): a larger file is not one.
     package static let largestSettings = 64 << 10
 
-    /// The contents of the regular file at `path`, which must hold at most `limit` bytes.
-    package static func contents(of path: String, limit: Int) throws(AtomicFileError) -> Data {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    /// The contents of the regular file at `path`, which must hold at most `limit` bytes. `followingLinks` for a
+    /// file of the user's, which dotfile managers often link to: a link of hauld's own state folder is refused.
+    package static func contents(
+        of path: String, limit: Int, followingLinks: Bool = false
+    ) throws(AtomicFileError) -> Data {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
         guard fd >= 0 else { throw AtomicFileError(operation: "open", path: path, errno: errno) }
         defer { close(fd) }
         var status = stat()

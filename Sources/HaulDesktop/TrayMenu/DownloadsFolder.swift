@@ -1,5 +1,5 @@
-import FoundationEssentials
 import Glibc
+import HaulCore
 package import Logging
 
 /// "Open downloads folder": the XDG download directory (`XDG_DOWNLOAD_DIR` of `user-dirs.dirs`, else `~/Downloads`)
@@ -21,13 +21,19 @@ package enum DownloadsFolder {
     }
 
     /// The user's download folder, from `$XDG_CONFIG_HOME/user-dirs.dirs` and `$HOME` (hauld's `""` destination too).
+    /// A `user-dirs.dirs` that is not a regular file (a FIFO would block the call that asked), or is larger than
+    /// `largestUserDirs`, counts as none.
     package static func current() -> String {
         let environment = ProcessEnvironment()
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.home + "/.config"
-        let userDirs = (try? Data(contentsOf: URL(filePath: configHome + "/user-dirs.dirs")))
-            .map { String(decoding: $0, as: UTF8.self) }
+        let userDirs = (try? RegularFile.contents(
+            of: configHome + "/user-dirs.dirs", limit: largestUserDirs, followingLinks: true
+        )).map { String(decoding: $0, as: UTF8.self) }
         return path(userDirs: userDirs, home: environment.home)
     }
+
+    /// Far above what `xdg-user-dirs-update` writes (under a kilobyte).
+    static let largestUserDirs = 64 << 10
 
     /// Finds the folder and hands it to `xdg-open`, logging what goes wrong.
     package static func open(logger: Logger) {
