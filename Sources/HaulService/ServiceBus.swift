@@ -8,6 +8,8 @@ package protocol ServiceBus: Sendable {
     func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath, announced: Bool) async throws
     func unexport(_ path: ObjectPath) async throws
     func updateProperties(_ changes: [String: DBusValue], interface: String, at path: ObjectPath) async throws
+    /// Every property, in the order the interface's description declares them.
+    func updateAllProperties(_ values: [DBusValue], interface: String, at path: ObjectPath) async throws
     func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws
     /// Returns once everything sent so far has been written to the bus.
     func written() async

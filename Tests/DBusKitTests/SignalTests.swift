@@ -154,6 +154,32 @@ struct SignalTests {
         }
     }
 
+    /// `updateAllProperties` takes the values in the order the interface declares them (Counter, Name, Limit), not
+    /// the name order of the layout, and sends those that changed in name order; one of the wrong type, or a wrong
+    /// count, is refused whole.
+    @Test func anUpdateOfEveryPropertyGoesByTheDeclaredOrder() async throws {
+        try await BusFixture.with { fixture in
+            let changes = try await fixture.client.messages(matching: [Self.propertiesChanged])
+            let update = { (values: [DBusValue]) in
+                try await fixture.objects.updateAllProperties(
+                    values, interface: BusFixture.interface, at: BusFixture.path
+                )
+            }
+            for wrong: [DBusValue] in [[.uint32(5), .int32(1), .int32(11)], [.uint32(5), .string("tester")]] {
+                await #expect(throws: DBusError.self) { try await update(wrong) }
+            }
+            try await update([.uint32(5), .string("tester"), .int32(11)])
+            let signal = try #require(try await changes.next(1, within: 10).first)
+            #expect(Self.changes(signal) == ["Counter": .uint32(5), "Limit": .int32(11)])
+            guard case .dictionary(_, _, let entries) = signal.body[1] else { Issue.record("no a{sv}"); return }
+            #expect(entries.map(\.key) == [.string("Counter"), .string("Limit")])
+            let all = try await fixture.client.allProperties(
+                destination: fixture.server.uniqueName, path: BusFixture.path, interface: BusFixture.interface
+            )
+            #expect(all == ["Counter": .uint32(5), "Name": .string("tester"), "Limit": .int32(11)])
+        }
+    }
+
     /// `emittedSignals()` hands the program every signal the server emits, in order, with the body and header a client
     /// on the bus receives.
     @Test func emittedSignalsAreWhatTheBusCarries() async throws {

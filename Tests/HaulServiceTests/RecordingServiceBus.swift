@@ -116,6 +116,16 @@ final class RecordingServiceBus: ServiceBus {
         }
     }
 
+    func updateAllProperties(_ values: [DBusValue], interface: String, at path: ObjectPath) async throws {
+        let names = objects.withLock { $0[path]?[interface]?.description.properties.map(\.name) }
+        guard let names, names.count == values.count else {
+            throw DBusError.failed("\(interface) at \(path) does not have \(values.count) properties")
+        }
+        try await updateProperties(
+            Dictionary(uniqueKeysWithValues: zip(names, values)), interface: interface, at: path
+        )
+    }
+
     func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws {
         await Task.yield()
         try objects.withLock { try emit(path: path, interface: interface, member: member, body, in: $0) }

@@ -101,6 +101,19 @@ import Testing
             interface: interface, at: path
         )
         try await bus.updateProperties([IndicatorProperty.visible.name: .boolean(true)], interface: interface, at: path)
+        // Every property in the contract's order: two of them changed.
+        try await bus.updateAllProperties(
+            IndicatorProperty.allCases.map { property in
+                switch property {
+                case .visible, .enabled: .boolean(true)
+                case .state: .state(.active)
+                case .activityCount: .uint32(2)
+                case .activationDelay: .double(1)
+                case .completionDelay: .double(0.17)
+                }
+            },
+            interface: interface, at: path
+        )
         try await bus.emitSignal(
             path: path, interface: interface, member: IndicatorSignal.visibilityChanged.rawValue, [.boolean(true)]
         )
@@ -172,8 +185,8 @@ import Testing
         #expect(onTheBus.replies.last == .success([.double(2)]))
         #expect(recorded.signals == onTheBus.signals)
         #expect(recorded.signals.map(\.member) == [
-            "InterfacesAdded", "PropertiesChanged", IndicatorSignal.visibilityChanged.rawValue, "PropertiesChanged",
-            "InterfacesRemoved",
+            "InterfacesAdded", "PropertiesChanged", "PropertiesChanged", IndicatorSignal.visibilityChanged.rawValue,
+            "PropertiesChanged", "InterfacesRemoved",
         ])
     }
 }

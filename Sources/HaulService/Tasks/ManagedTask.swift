@@ -54,41 +54,48 @@ struct ManagedTask {
         return DownloadCompletion.size(of: partialPath)
     }
 
-    /// Every property of `org.haul.Haul1.Task`, with its lifecycle as `entry` has it and its state as clients see it.
-    func properties(_ entry: TaskQueue.Entry, _ shown: TaskQueue.PublicState, rate: UInt64 = 0) -> [String: DBusValue] {
+    /// Every property of `org.haul.Haul1.Task` by name, with its lifecycle as `entry` has it and its state as clients
+    /// see it: what the task is exported with.
+    func properties(_ entry: TaskQueue.Entry, _ shown: TaskQueue.PublicState) -> [String: DBusValue] {
+        Dictionary(uniqueKeysWithValues: zip(TaskProperty.allCases.map(\.rawValue), propertyValues(entry, shown)))
+    }
+
+    /// The same values in the contract's order (`TaskProperty.allCases`), as the object server's
+    /// `updateAllProperties` takes them: a publication hashes no name.
+    func propertyValues(_ entry: TaskQueue.Entry, _ shown: TaskQueue.PublicState, rate: UInt64 = 0) -> [DBusValue] {
         let reading = probe.reading
         let download = record.kind == .download
         let machine = entry.lifecycle
         let failure = machine.outcome?.failure
-        let waitingFor = shown.waitingFor
-        let properties: [TaskProperty: DBusValue] = [
-            .id: .uint32(record.id),
-            .kind: .string(TaskKindName(record.kind).rawValue),
-            .url: .string(TransferURL.redacted(record.url).busSafe),
-            .path: .string(record.path),
-            .state: .string(TaskStateName(shown).rawValue),
-            .bytesReceived: .uint64(download ? reading.bytes : 0),
-            .bytesExpectedToReceive: .int64(download ? reading.expected : -1),
-            .bytesSent: .uint64(download ? 0 : reading.bytes),
-            .bytesExpectedToSend: .int64(download ? 0 : reading.expected),
-            .downloadProgress: .double(download ? progress(reading) : 0),
-            .uploadProgress: .double(download ? 0 : progress(reading)),
-            .rate: .uint64(rate),
-            .cancellable: .boolean(machine.isCancellable),
-            .pausable: .boolean(machine.isPausable),
-            .resumable: .boolean(download && record.resumable),
-            .errorName: .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? ""),
+        return TaskProperty.allCases.map { property -> DBusValue in
+            switch property {
+            case .id: .uint32(record.id)
+            case .kind: .string(TaskKindName(record.kind).rawValue)
+            case .url: .string(TransferURL.redacted(record.url).busSafe)
+            case .path: .string(record.path)
+            case .state: .string(TaskStateName(shown).rawValue)
+            case .bytesReceived: .uint64(download ? reading.bytes : 0)
+            case .bytesExpectedToReceive: .int64(download ? reading.expected : -1)
+            case .bytesSent: .uint64(download ? 0 : reading.bytes)
+            case .bytesExpectedToSend: .int64(download ? 0 : reading.expected)
+            case .downloadProgress: .double(download ? progress(reading) : 0)
+            case .uploadProgress: .double(download ? 0 : progress(reading))
+            case .rate: .uint64(rate)
+            case .cancellable: .boolean(machine.isCancellable)
+            case .pausable: .boolean(machine.isPausable)
+            case .resumable: .boolean(download && record.resumable)
+            case .errorName: .string(failure.map { HaulErrorName.fullName(of: $0.kind) } ?? "")
             // A suspended task may say why hauld suspended it; ErrorName stays empty, as it has not failed.
-            .errorMessage: .string((failure?.message ?? entry.crashLoop.notice ?? "").busSafe),
-            .httpStatus: .uint32(record.httpStatus),
-            .connections: .uint32(record.connections),
-            .rateLimit: .uint64(record.rateLimit),
-            .waitingFor: .string(WaitingForName.value(waitingFor)),
-            .priority: .string(TaskPriorityName(record.priority).rawValue),
-            .allowMetered: .boolean(record.allowMetered),
-            .application: .string(record.application.busSafe),
-        ]
-        return properties.byName
+            case .errorMessage: .string((failure?.message ?? entry.crashLoop.notice ?? "").busSafe)
+            case .httpStatus: .uint32(record.httpStatus)
+            case .connections: .uint32(record.connections)
+            case .rateLimit: .uint64(record.rateLimit)
+            case .waitingFor: .string(WaitingForName.value(shown.waitingFor))
+            case .priority: .string(TaskPriorityName(record.priority).rawValue)
+            case .allowMetered: .boolean(record.allowMetered)
+            case .application: .string(record.application.busSafe)
+            }
+        }
     }
 
     private func progress(_ reading: ProgressProbe.Reading) -> Double {

@@ -7,6 +7,8 @@ enum TaskPublication: Sendable, CustomStringConvertible {
     case export(DBusExportedInterface, at: ObjectPath, announced: Bool)
     case unexport(ObjectPath)
     case taskProperties([String: DBusValue], at: ObjectPath)
+    /// Every property of the task, in the contract's order.
+    case allTaskProperties([DBusValue], at: ObjectPath)
     case managerProperties([String: DBusValue])
     case managerSignal(member: String, body: [DBusValue])
     /// How many tasks run, for the activity indicator.
@@ -16,7 +18,7 @@ enum TaskPublication: Sendable, CustomStringConvertible {
         switch self {
         case .export(_, let path, _): "the export of \(path)"
         case .unexport(let path): "the removal of \(path)"
-        case .taskProperties(_, let path): "the properties of \(path)"
+        case .taskProperties(_, let path), .allTaskProperties(_, let path): "the properties of \(path)"
         case .managerProperties: "the Manager's properties"
         case .managerSignal(let member, _): member
         case .runningTasks: "the running task count"

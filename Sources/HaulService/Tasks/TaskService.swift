@@ -379,7 +379,7 @@ actor TaskService {
     private func publishState(_ id: UInt32, _ shown: TaskQueue.PublicState) {
         guard let (task, entry) = keep(id) else { return }
         let rate = queue.isTransferring(id) ? task.meter.rate(now: clock.now) : 0
-        publish(id, task.properties(entry, shown, rate: rate))
+        publishAll(id, task.propertyValues(entry, shown, rate: rate))
     }
 
     /// Every property of the task as it stands, or nil for a task the service does not hold.
@@ -467,6 +467,12 @@ actor TaskService {
         outbox.send(.taskProperties(properties, at: path))
     }
 
+    /// Every property of task `id`, in the contract's order (``ManagedTask/propertyValues(_:_:rate:)``).
+    private func publishAll(_ id: UInt32, _ values: [DBusValue]) {
+        guard let path = tasks[id]?.path else { return }
+        outbox.send(.allTaskProperties(values, at: path))
+    }
+
     /// Returns once everything queued so far is on the bus, or at once when the outbox has ended (after
     /// `shutdown()`: a system service's last report may come later).
     func settled() async {
@@ -487,6 +493,8 @@ actor TaskService {
                 try await objects.unexport(path)
             case .taskProperties(let properties, let path):
                 try await objects.updateProperties(properties, interface: HaulBus.taskInterface, at: path)
+            case .allTaskProperties(let values, let path):
+                try await objects.updateAllProperties(values, interface: HaulBus.taskInterface, at: path)
             case .managerProperties(let properties):
                 try await objects.updateProperties(
                     properties, interface: HaulBus.managerInterface, at: HaulBus.managerPath
@@ -553,7 +561,7 @@ actor TaskService {
                 tasks[id]?.nextPlanSave = now.advanced(by: Self.planSaveInterval)
                 persist(id)
             }
-            publish(id, task.properties(entry, shown, rate: task.meter.rate(now: now)))
+            publishAll(id, task.propertyValues(entry, shown, rate: task.meter.rate(now: now)))
         }
         guard anyRunning else {
             ticker = nil
