@@ -280,7 +280,7 @@ actor TaskService {
     }
 
     private func apply(_ command: TaskCommand, on id: UInt32) throws(DBusError) {
-        guard tasks[id] != nil else { throw HaulErrorName.notFound.error("no task \(id)") }
+        guard tasks.index(forKey: id) != nil else { throw HaulErrorName.notFound.error("no task \(id)") }
         let now = clock.now
         let actions: [TaskQueue.Action]
         do {
@@ -322,10 +322,12 @@ actor TaskService {
                 // Its report (`attemptEnded`) frees the slot.
                 tasks[id]?.attempt?.cancel()
             case .removePartialFile(let id):
-                guard let task = tasks[id], task.record.kind == .download else { continue }
-                unlink(task.partialPath)
-                tasks[id]?.record.segments = nil
-                task.probe.set(bytes: 0)
+                withTask(id) { task in
+                    guard task.record.kind == .download else { return }
+                    unlink(task.partialPath)
+                    task.record.segments = nil
+                    task.probe.set(bytes: 0)
+                }
             case .persist(let id):
                 persist(id)
             case .publishState(let id, let shown):
@@ -360,26 +362,39 @@ actor TaskService {
     /// Saves task `id`'s record soon; `erasingPrevious` when the change took a secret out of it (see
     /// ``TaskRecord/mayHoldSecrets``).
     func persist(_ id: UInt32, erasingPrevious: Bool = false) {
-        guard let (task, _) = keep(id) else { return }
-        // A plan says which bytes the partial file holds: the file's data goes to disk before it.
-        let syncing = task.record.segments == nil ? nil : task.partialPath
-        records.save(task.record, syncing: syncing, erasingPrevious: erasingPrevious) { [logger] error in
-            logger.error("could not save task \(id): \(error)")
+        keep(id) { task, _ in
+            // A plan says which bytes the partial file holds: the file's data goes to disk before it.
+            let syncing = task.record.segments == nil ? nil : task.partialPath
+            records.save(task.record, syncing: syncing, erasingPrevious: erasingPrevious) { [logger] error in
+                logger.error("could not save task \(id): \(error)")
+            }
         }
     }
 
-    /// Copies the queue's entry of task `id` into its record, in place (a `*All` does it 20,000 times); returns the
-    /// task and its entry, or nil for a task the service or the queue does not hold.
-    private func keep(_ id: UInt32) -> (task: ManagedTask, entry: TaskQueue.Entry)? {
-        guard tasks[id] != nil, let entry = queue.entry(id) else { return nil }
-        tasks[id]?.keep(entry)
-        return tasks[id].map { ($0, entry) }
+    /// Copies the queue's entry of task `id` into its record, in place (a `*All` does it 20,000 times), and hands
+    /// `body` the task and its entry; nothing for a task the service or the queue does not hold.
+    private func keep(_ id: UInt32, _ body: (ManagedTask, TaskQueue.Entry) -> Void) {
+        guard let entry = queue.entry(id) else { return }
+        withTask(id) { task in
+            task.keep(entry)
+            body(task, entry)
+        }
+    }
+
+    /// Task `id` in place, for `body` to read or change (it must not touch `tasks`), or nil for a task the service
+    /// does not hold. A read of `tasks[id]` copies the task, retaining and releasing every string and table of its
+    /// record: a `*All` used to copy each task five times.
+    @discardableResult
+    private func withTask<T>(_ id: UInt32, _ body: (inout ManagedTask) -> T) -> T? {
+        guard let index = tasks.index(forKey: id) else { return nil }
+        return body(&tasks.values[index])
     }
 
     private func publishState(_ id: UInt32, _ shown: TaskQueue.PublicState) {
-        guard let (task, entry) = keep(id) else { return }
-        let rate = queue.isTransferring(id) ? task.meter.rate(now: clock.now) : 0
-        publishAll(id, task.propertyValues(entry, shown, rate: rate))
+        keep(id) { task, entry in
+            let rate = queue.isTransferring(id) ? task.meter.rate(now: clock.now) : 0
+            outbox.send(.allTaskProperties(task.propertyValues(entry, shown, rate: rate), at: task.path))
+        }
     }
 
     /// Every property of the task as it stands, or nil for a task the service does not hold.
@@ -391,7 +406,7 @@ actor TaskService {
     }
 
     private func emitManagerSignal(_ signal: ManagerSignal, _ id: UInt32, outcome: TransferOutcome? = nil) {
-        guard let path = tasks[id]?.path else { return }
+        guard let path = withTask(id, { $0.path }) else { return }
         var body: [DBusValue] = [.objectPath(path)]
         if let outcome {
             let failure = outcome.failure
@@ -463,14 +478,8 @@ actor TaskService {
     }
 
     func publish(_ id: UInt32, _ properties: [String: DBusValue]) {
-        guard let path = tasks[id]?.path else { return }
+        guard let path = withTask(id, { $0.path }) else { return }
         outbox.send(.taskProperties(properties, at: path))
-    }
-
-    /// Every property of task `id`, in the contract's order (``ManagedTask/propertyValues(_:_:rate:)``).
-    private func publishAll(_ id: UInt32, _ values: [DBusValue]) {
-        guard let path = tasks[id]?.path else { return }
-        outbox.send(.allTaskProperties(values, at: path))
     }
 
     /// Returns once everything queued so far is on the bus, or at once when the outbox has ended (after
@@ -561,7 +570,9 @@ actor TaskService {
                 tasks[id]?.nextPlanSave = now.advanced(by: Self.planSaveInterval)
                 persist(id)
             }
-            publishAll(id, task.propertyValues(entry, shown, rate: task.meter.rate(now: now)))
+            outbox.send(
+                .allTaskProperties(task.propertyValues(entry, shown, rate: task.meter.rate(now: now)), at: task.path)
+            )
         }
         guard anyRunning else {
             ticker = nil
