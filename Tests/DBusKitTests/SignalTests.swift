@@ -369,6 +369,20 @@ struct SignalTests {
             try await fixture.objects.emitSignal(
                 path: BusFixture.path, interface: BusFixture.interface, member: "Tick", [.uint32(8)]
             )
+            // A signal's header is not checked as it is sent: an interface or signal name that could not be sent is
+            // refused when it is exported.
+            for (name, signal) in [("org.example.Bad-Name", "Tick"), ("org.example.Other", "Tick.Tock")] {
+                var description = BusFixture.description
+                description.name = name
+                description.signals = [.init(signal, [.init("n", .uint32)])]
+                let template = BusFixture.exported()
+                let exported = DBusExportedInterface(
+                    description, methods: template.methods, properties: template.properties
+                )
+                await #expect(throws: DBusError.self) {
+                    try await fixture.objects.export([exported], at: "/org/example/Bad")
+                }
+            }
             let received = try await ticks.next(2, within: 10)
             #expect(received.map(\.body) == [[.uint32(7)], [.uint32(8)]])
             #expect(received.allSatisfy { $0.kind == .signal && $0.path == BusFixture.path })

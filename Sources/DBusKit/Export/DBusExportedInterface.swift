@@ -46,6 +46,13 @@ public struct DBusExportedInterface: Sendable {
 
     /// Programming errors in an export: every method handled, every property present and of its type.
     func validate() throws(DBusError) {
+        // The object server sends this interface's signals without checking their header again.
+        guard DBusNames.isValidInterface(description.name) else {
+            throw .invalidArgs("invalid interface name '\(description.name)'")
+        }
+        for signal in description.signals where !DBusNames.isValidMember(signal.name) {
+            throw .invalidArgs("invalid member name '\(signal.name)' in \(description.name)")
+        }
         for method in description.methods where methods[method.name] == nil {
             throw .failed("\(description.name).\(method.name) has no handler")
         }

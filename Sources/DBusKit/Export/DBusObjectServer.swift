@@ -261,8 +261,7 @@ public actor DBusObjectServer {
             path: path, interface: StandardInterfaces.properties.name, member: "PropertiesChanged",
             body: [.string(interface), .dictionary(key: .string, value: .variant, entries), .strings([])]
         )
-        try connection.enqueue(signal)
-        heard(signal)
+        try emit(signal, as: Self.propertiesChangedTypes)
     }
 
     /// Emits a signal that the object at `path` declares (or a standard one), checking its signature.
@@ -272,12 +271,24 @@ public actor DBusObjectServer {
         guard let signal = description?.signal(member) else {
             throw DBusError.failed("\(interface).\(member) is not a signal of \(path)")
         }
-        let message = DBusMessage.signal(path: path, interface: interface, member: member, body: body)
-        guard message.signature == signal.signature else {
-            throw DBusError.failed("\(interface).\(member) takes '\(signal.signature)', not '\(message.signature)'")
+        try emit(
+            DBusMessage.signal(path: path, interface: interface, member: member, body: body),
+            as: signal.arguments.map(\.type)
+        )
+    }
+
+    /// Sends `signal`, whose body must be of `types`, and hands it to the listeners in this program. Its interface and
+    /// member are an exported interface's, checked when it was exported, or a standard one's: the header is not
+    /// checked again, and each value is checked as it is written (a `*All` of 10,000 tasks sends 20,000 signals).
+    private func emit(_ signal: DBusMessage, as types: [DBusType]) throws {
+        guard signal.body.count == types.count else {
+            let declared = DBusType.signature(of: types)
+            throw DBusError.failed(
+                "\(signal.interface ?? "").\(signal.member ?? "") takes '\(declared)', not '\(signal.signature)'"
+            )
         }
-        try connection.enqueue(message)
-        heard(message)
+        try connection.enqueue(MessageCodec.encode(declared: signal, as: types))
+        heard(signal)
     }
 
     /// Every signal emitted here from now on, in the order it goes to the bus and with the body a client receives, for
@@ -470,6 +481,8 @@ public actor DBusObjectServer {
         managers.filter { $0 != path && path.isDescendant(of: $0) }.max { $0.rawValue.count < $1.rawValue.count }
     }
 
+    private static let propertiesChangedTypes = StandardInterfaces.properties.signal("PropertiesChanged")!.arguments
+        .map(\.type)
     private static let interfacesAddedSignature = DBusSignature(
         [.objectPath, StandardInterfaces.interfacesAndProperties]
     )

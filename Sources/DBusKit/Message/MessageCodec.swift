@@ -35,6 +35,25 @@ enum MessageCodec {
         return .marshalled(try WireWriter.message(message, signature: signature, capacity: capacity, body: writeBody))
     }
 
+    /// The same for a message whose body must be of `types` and whose interface and member the caller took from a
+    /// description checked when it was exported (an object server's signal): the header is not checked again, and the
+    /// body's values are checked against `types` as they are written, not turned into a signature first.
+    static func encode(declared message: DBusMessage, as types: [DBusType]) throws(DBusError) -> Encoded {
+        do {
+            return .marshalled(
+                try WireWriter.message(message, signature: DBusSignature(types)) { writer throws(DBusError) in
+                    for (value, type) in zip(message.body, types) { try writer.write(value, as: type) }
+                }
+            )
+        } catch let error where error == WireWriter.fileDescriptorMet {
+            guard message.body.map(\.type) == types else {
+                throw .invalidArgs("the body is '\(message.signature)', not '\(DBusType.signature(of: types))'")
+            }
+            for value in message.body { try value.validate() }
+            return .withFileDescriptors(message)
+        }
+    }
+
     /// The libdbus message (+1 reference) for an encoded one, its serial left for the connection to assign.
     static func libdbusMessage(_ encoded: Encoded) throws(DBusError) -> OpaquePointer {
         switch encoded {
