@@ -11,6 +11,8 @@ package protocol ServiceBus: Sendable {
     /// Every property, in the order the interface's description declares them.
     func updateAllProperties(_ values: [DBusValue], interface: String, at path: ObjectPath) async throws
     func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws
+    /// The changes in order, in one go; the position and error of each that failed.
+    func apply(_ changes: [DBusObjectChange]) async -> [(index: Int, error: any Error)]
     /// Returns once everything sent so far has been written to the bus.
     func written() async
 }

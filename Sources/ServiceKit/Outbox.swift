@@ -64,15 +64,30 @@ package final class Outbox<Effect: Sendable>: Sendable {
     /// Carries the effects out in order, each with the task group its calls that wait for an answer join, until the
     /// outbox ends. Runs on the caller's actor, so `carryOut` may use the service's state. Call it once.
     package nonisolated(nonsending) func run(_ carryOut: (Effect, inout DiscardingTaskGroup) async -> Void) async {
+        await runInBatches { effects, group in
+            for effect in effects where !Task.isCancelled { await carryOut(effect, &group) }
+        }
+    }
+
+    /// `run(_:)` for a carrier that does better with many effects at once: each call gets every effect queued
+    /// between two `settled()` callers (or as many as came in meanwhile), in order.
+    package nonisolated(nonsending) func runInBatches(
+        _ carryOut: ([Effect], inout DiscardingTaskGroup) async -> Void
+    ) async {
         await withDiscardingTaskGroup { group in
             while let batch = await next() {
+                var effects: [Effect] = []
                 for entry in batch {
                     switch entry {
-                    case .effect(let effect) where !Task.isCancelled: await carryOut(effect, &group)
-                    case .effect: continue
-                    case .barrier(let continuation): continuation.resume()
+                    case .effect(let effect):
+                        effects.append(effect)
+                    case .barrier(let continuation):
+                        if !effects.isEmpty, !Task.isCancelled { await carryOut(effects, &group) }
+                        effects = []
+                        continuation.resume()
                     }
                 }
+                if !effects.isEmpty, !Task.isCancelled { await carryOut(effects, &group) }
             }
             group.cancelAll()
         }

@@ -180,6 +180,29 @@ struct SignalTests {
         }
     }
 
+    /// `apply` carries out every change in order; one that fails is reported by its position and leaves the others.
+    @Test func applyCarriesOutEveryChangeInOrderAndReportsTheOnesThatFail() async throws {
+        try await BusFixture.with { fixture in
+            let signals = try await fixture.client.messages(
+                matching: [Self.propertiesChanged, MatchRule(kind: .signal, interface: BusFixture.interface)]
+            )
+            let failures = await fixture.objects.apply([
+                .properties(["Counter": .uint32(1)], interface: BusFixture.interface, at: BusFixture.path),
+                .signal(path: BusFixture.path, interface: BusFixture.interface, member: "Tock", []),
+                .signal(path: BusFixture.path, interface: BusFixture.interface, member: "Tick", [.uint32(2)]),
+                .allProperties(
+                    [.uint32(3), .string("tester"), .int32(10)], interface: BusFixture.interface, at: BusFixture.path
+                ),
+            ])
+            #expect(failures.map(\.index) == [1])
+            #expect(failures.first?.error is DBusError)
+            let received = try await signals.next(3, within: 10)
+            #expect(received.map(\.member) == ["PropertiesChanged", "Tick", "PropertiesChanged"])
+            #expect(received.first.flatMap(Self.changes) == ["Counter": .uint32(1)])
+            #expect(received.last.flatMap(Self.changes) == ["Counter": .uint32(3)])
+        }
+    }
+
     /// `emittedSignals()` hands the program every signal the server emits, in order, with the body and header a client
     /// on the bus receives.
     @Test func emittedSignalsAreWhatTheBusCarries() async throws {

@@ -126,6 +126,29 @@ final class RecordingServiceBus: ServiceBus {
         )
     }
 
+    func apply(_ changes: [DBusObjectChange]) async -> [(index: Int, error: any Error)] {
+        var failures: [(index: Int, error: any Error)] = []
+        for (index, change) in changes.enumerated() {
+            do {
+                switch change {
+                case .export(let interfaces, let path, let announced):
+                    try await export(interfaces, at: path, announced: announced)
+                case .unexport(let path):
+                    try await unexport(path)
+                case .properties(let properties, let interface, let path):
+                    try await updateProperties(properties, interface: interface, at: path)
+                case .allProperties(let values, let interface, let path):
+                    try await updateAllProperties(values, interface: interface, at: path)
+                case .signal(let path, let interface, let member, let body):
+                    try await emitSignal(path: path, interface: interface, member: member, body)
+                }
+            } catch {
+                failures.append((index, error))
+            }
+        }
+        return failures
+    }
+
     func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws {
         await Task.yield()
         try objects.withLock { try emit(path: path, interface: interface, member: member, body, in: $0) }

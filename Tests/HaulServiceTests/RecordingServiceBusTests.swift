@@ -44,6 +44,8 @@ import Testing
     struct Transcript: Equatable {
         var replies: [Result<[DBusValue], DBusError>] = []
         var signals: [Signal] = []
+        /// The positions `apply` reported failed.
+        var failedChanges: [Int] = []
     }
 
     struct Signal: Equatable {
@@ -117,6 +119,14 @@ import Testing
         try await bus.emitSignal(
             path: path, interface: interface, member: IndicatorSignal.visibilityChanged.rawValue, [.boolean(true)]
         )
+        // Several changes in one go, the second refused (a signal the interface does not declare).
+        transcript.failedChanges = await bus.apply([
+            .properties([IndicatorProperty.activityCount.name: .uint32(3)], interface: interface, at: path),
+            .signal(path: path, interface: interface, member: "Missing", []),
+            .signal(
+                path: path, interface: interface, member: IndicatorSignal.visibilityChanged.rawValue, [.boolean(false)]
+            ),
+        ]).map(\.index)
         await step {
             try await client.call(
                 path: path, interface: interface, member: IndicatorMethod.incrementActivityCount.rawValue, []
@@ -184,9 +194,10 @@ import Testing
         ])
         #expect(onTheBus.replies.last == .success([.double(2)]))
         #expect(recorded.signals == onTheBus.signals)
+        #expect(recorded.failedChanges == [1] && onTheBus.failedChanges == [1])
         #expect(recorded.signals.map(\.member) == [
             "InterfacesAdded", "PropertiesChanged", "PropertiesChanged", IndicatorSignal.visibilityChanged.rawValue,
-            "PropertiesChanged", "InterfacesRemoved",
+            "PropertiesChanged", IndicatorSignal.visibilityChanged.rawValue, "PropertiesChanged", "InterfacesRemoved",
         ])
     }
 }

@@ -11,6 +11,13 @@ import Testing
         func append(_ value: Int) { entries.withLock { $0.append(value) } }
     }
 
+    /// What a carrier of batches saw, batch by batch.
+    final class BatchLog: Sendable {
+        private let entries = Mutex<[[Int]]>([])
+        var batches: [[Int]] { entries.withLock { $0 } }
+        func append(_ batch: [Int]) { entries.withLock { $0.append(batch) } }
+    }
+
     @Test func effectsAreCarriedOutInTheOrderTheyWereSentAndABarrierWaitsForThem() async {
         let outbox = Outbox<Int>()
         let log = Log()
@@ -26,6 +33,26 @@ import Testing
         outbox.send(100)
         await outbox.settled()
         #expect(log.values == Array(0...100))
+        outbox.finish()
+        await running.value
+    }
+
+    /// `runInBatches` hands over what is queued together, and a barrier still waits for every effect before it.
+    @Test func inBatchesEffectsComeTogetherInOrderAndABarrierWaitsForThem() async {
+        let outbox = Outbox<Int>()
+        let log = BatchLog()
+        for value in 0..<100 { outbox.send(value) }
+        let running = Task {
+            await outbox.runInBatches { values, _ in
+                await Task.yield()
+                log.append(values)
+            }
+        }
+        await outbox.settled()
+        #expect(log.batches == [Array(0..<100)])
+        for value in 100..<150 { outbox.send(value) }
+        await outbox.settled()
+        #expect(log.batches.joined().elementsEqual(0..<150))
         outbox.finish()
         await running.value
     }

@@ -490,33 +490,29 @@ actor TaskService {
 
     /// Sends the outbox's publications in order, until `shutdown()` ends it (or the calling task is cancelled).
     nonisolated func run() async {
-        await outbox.run { publication, _ in await send(publication) }
+        await outbox.runInBatches { publications, _ in await send(publications) }
     }
 
-    private nonisolated func send(_ publication: TaskPublication) async {
-        do {
-            switch publication {
-            case .export(let interface, let path, let announced):
-                try await objects.export([interface], at: path, announced: announced)
-            case .unexport(let path):
-                try await objects.unexport(path)
-            case .taskProperties(let properties, let path):
-                try await objects.updateProperties(properties, interface: HaulBus.taskInterface, at: path)
-            case .allTaskProperties(let values, let path):
-                try await objects.updateAllProperties(values, interface: HaulBus.taskInterface, at: path)
-            case .managerProperties(let properties):
-                try await objects.updateProperties(
-                    properties, interface: HaulBus.managerInterface, at: HaulBus.managerPath
-                )
-            case .managerSignal(let member, let body):
-                try await objects.emitSignal(
-                    path: HaulBus.managerPath, interface: HaulBus.managerInterface, member: member, body
-                )
-            case .runningTasks(let count):
+    /// Hands the object server the changes among `publications` in one go, each run of them up to the next running
+    /// task count, which goes to the indicator in its turn.
+    private nonisolated func send(_ publications: [TaskPublication]) async {
+        var pending: [(publication: TaskPublication, change: DBusObjectChange)] = []
+        for publication in publications {
+            if let change = publication.objectChange {
+                pending.append((publication, change))
+            } else if case .runningTasks(let count) = publication {
+                await apply(pending)
+                pending = []
                 await indicator.setRunningTaskCount(count)
             }
-        } catch {
-            logger.error("could not publish \(publication): \(error)")
+        }
+        await apply(pending)
+    }
+
+    private nonisolated func apply(_ pending: [(publication: TaskPublication, change: DBusObjectChange)]) async {
+        guard !pending.isEmpty else { return }
+        for failure in await objects.apply(pending.map(\.change)) {
+            logger.error("could not publish \(pending[failure.index].publication): \(failure.error)")
         }
     }
 
