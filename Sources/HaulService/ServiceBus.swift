@@ -8,8 +8,6 @@ package protocol ServiceBus: Sendable {
     func export(_ interfaces: [DBusExportedInterface], at path: ObjectPath, announced: Bool) async throws
     func unexport(_ path: ObjectPath) async throws
     func updateProperties(_ changes: [String: DBusValue], interface: String, at path: ObjectPath) async throws
-    /// Every property, in the order the interface's description declares them.
-    func updateAllProperties(_ values: [DBusValue], interface: String, at path: ObjectPath) async throws
     func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws
     /// The changes in order, in one go; the position and error of each that failed.
     func apply(_ changes: [DBusObjectChange]) async -> [(index: Int, error: any Error)]

@@ -116,7 +116,8 @@ final class RecordingServiceBus: ServiceBus {
         }
     }
 
-    func updateAllProperties(_ values: [DBusValue], interface: String, at path: ObjectPath) async throws {
+    /// `.allProperties`: the values in the description's order, stored by name.
+    private func updateAllProperties(_ values: [DBusValue], interface: String, at path: ObjectPath) async throws {
         let names = objects.withLock { $0[path]?[interface]?.description.properties.map(\.name) }
         guard let names, names.count == values.count else {
             throw DBusError.failed("\(interface) at \(path) does not have \(values.count) properties")

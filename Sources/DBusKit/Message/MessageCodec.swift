@@ -17,12 +17,7 @@ enum MessageCodec {
     /// descriptors.
     static func encode(_ message: DBusMessage) throws(DBusError) -> Encoded {
         try validateHeader(message)
-        do {
-            return .marshalled(try WireWriter.message(message))
-        } catch let error where error == WireWriter.fileDescriptorMet {
-            for value in message.body { try value.validate() }
-            return .withFileDescriptors(message)
-        }
+        return try encode(declared: message, as: message.body.map(\.type))
     }
 
     /// A message whose body `writeBody` writes in place of `message.body`: for a reply too large to build as values
@@ -35,16 +30,18 @@ enum MessageCodec {
         return .marshalled(try WireWriter.message(message, signature: signature, capacity: capacity, body: writeBody))
     }
 
-    /// The same for a message whose body must be of `types` and whose interface and member the caller took from a
-    /// description checked when it was exported (an object server's signal): the header is not checked again, and the
-    /// body's values are checked against `types` as they are written, not turned into a signature first.
+    /// A message whose body must be of `types` and whose interface and member the caller took from a description
+    /// checked when it was exported (an object server's signal), or checked itself: the header is not checked here,
+    /// and the body's values are checked against `types` as they are written, not turned into a signature first.
     static func encode(declared message: DBusMessage, as types: [DBusType]) throws(DBusError) -> Encoded {
-        do {
-            return .marshalled(
-                try WireWriter.message(message, signature: DBusSignature(types)) { writer throws(DBusError) in
-                    for (value, type) in zip(message.body, types) { try writer.write(value, as: type) }
-                }
+        guard message.body.count == types.count else {
+            throw .failed(
+                "\(message.interface ?? "").\(message.member ?? "") takes '\(DBusType.signature(of: types))', "
+                    + "not '\(message.signature)'"
             )
+        }
+        do {
+            return .marshalled(try WireWriter.message(message, as: types))
         } catch let error where error == WireWriter.fileDescriptorMet {
             guard message.body.map(\.type) == types else {
                 throw .invalidArgs("the body is '\(message.signature)', not '\(DBusType.signature(of: types))'")

@@ -14,9 +14,10 @@ struct WireWriter {
     /// Thrown for a file descriptor: only libdbus's iterators can attach one to a message (`IteratorCodec`).
     static let fileDescriptorMet = DBusError.notSupported("a file descriptor is attached by libdbus, not marshalled")
 
-    /// The message's bytes; its serial is a placeholder the connection replaces (libdbus requires one to load it).
-    static func message(_ message: DBusMessage) throws(DBusError) -> [UInt8] {
-        let types = message.body.map(\.type)
+    /// The message's bytes, its body written as `types` (its values' own types when nil), one for each value; its
+    /// serial is a placeholder the connection replaces (libdbus requires one to load it).
+    static func message(_ message: DBusMessage, as types: [DBusType]? = nil) throws(DBusError) -> [UInt8] {
+        let types = types ?? message.body.map(\.type)
         return try Self.message(message, signature: DBusSignature(types)) { writer throws(DBusError) in
             for (value, type) in zip(message.body, types) { try writer.write(value, as: type) }
         }
