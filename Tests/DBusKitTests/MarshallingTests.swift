@@ -81,7 +81,7 @@ struct MarshallingTests {
         #expect(throws: DBusError.self) { try DBusType.parse(signature: String(repeating: "a", count: 33) + "i") }
         #expect(throws: DBusError.self) { try DBusType.parse(signature: "z") }
         // Through a variable: `ObjectPath("literal")` is literal coercion, which traps on an invalid path.
-        for invalid in ["/a//b", "/a/", "a", "/a-b", ""] {
+        for invalid in ["/a//b", "/a/", "//", "a", "/a-b", "/é", "/a/b c", ""] {
             #expect(ObjectPath(invalid) == nil)
         }
         for valid in ["/", "/a", "/a_b/C9"] {

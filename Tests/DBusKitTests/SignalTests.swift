@@ -354,6 +354,29 @@ struct SignalTests {
         }
     }
 
+    /// A burst larger than a drain hands over at once (``DBusConnection/routedBatch``) reaches every subscriber whole
+    /// and in order, its last part too, and a reply that comes after it is not held up.
+    @Test func aBurstOfSignalsReachesEverySubscriberInOrder() async throws {
+        try await BusFixture.with { fixture in
+            let rule = MatchRule(kind: .signal, interface: BusFixture.interface, member: "Tick")
+            let first = try await fixture.client.messages(matching: [rule])
+            let second = try await fixture.client.messages(matching: [rule])
+            let count = 3 * DBusConnection.routedBatch + 8
+            for n in 0..<count {
+                try fixture.server.enqueue(
+                    .signal(path: BusFixture.path, interface: BusFixture.interface, member: "Tick", body: [.uint32(UInt32(n))])
+                )
+            }
+            let all = try await fixture.client.allProperties(
+                destination: fixture.server.uniqueName, path: BusFixture.path, interface: BusFixture.interface
+            )
+            #expect(all["Name"] == .string("tester"))
+            let expected = (0..<count).map { [DBusValue.uint32(UInt32($0))] }
+            #expect(try await first.next(count, within: 10).map(\.body) == expected)
+            #expect(try await second.next(count, within: 10).map(\.body) == expected)
+        }
+    }
+
     @Test func customSignalsAreCheckedAndDelivered() async throws {
         try await BusFixture.with { fixture in
             let ticks = try await fixture.client.messages(

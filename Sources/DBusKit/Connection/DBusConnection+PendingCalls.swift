@@ -58,6 +58,8 @@ extension DBusConnection {
 
     private func completeCall(serial: UInt32, reply: DBusMessage?) {
         guard let call = pendingCalls.removeValue(forKey: serial) else { return }
+        // The messages that came before the reply reach their streams before the caller goes on.
+        deliverRouted()
         if let reply {
             call.finish(.success(reply))
         } else {

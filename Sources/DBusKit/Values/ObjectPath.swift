@@ -30,15 +30,24 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     public static func < (lhs: ObjectPath, rhs: ObjectPath) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// One pass over the bytes, without a copy: every path of every message received is checked.
     static func isValid(_ path: String) -> Bool {
-        let bytes = Array(path.utf8)
-        guard bytes.first == UInt8(ascii: "/") else { return false }
-        if bytes.count == 1 { return true }
-        let elements = bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        return elements.allSatisfy { element in
-            !element.isEmpty
-                && element.allSatisfy { DBusNames.isAlpha($0) || DBusNames.isDigit($0) || $0 == UInt8(ascii: "_") }
+        let slash = UInt8(ascii: "/")
+        var bytes = path.utf8.makeIterator()
+        guard bytes.next() == slash else { return false }
+        var previous = slash
+        var count = 1
+        while let byte = bytes.next() {
+            if byte == slash {
+                guard previous != slash else { return false }
+            } else if !(DBusNames.isAlpha(byte) || DBusNames.isDigit(byte) || byte == UInt8(ascii: "_")) {
+                return false
+            }
+            previous = byte
+            count += 1
         }
+        // Only the root ends with a slash.
+        return count == 1 || previous != slash
     }
 }
 
