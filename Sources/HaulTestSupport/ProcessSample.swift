@@ -20,7 +20,7 @@ package struct ProcessSample: Sendable {
     package static let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
 
     package init(pid: pid_t) throws {
-        let stat = try Self.read("/proc/\(pid)/stat")
+        let stat = try ProcFile.read("/proc/\(pid)/stat")
         // The command name (field 2) may hold spaces; the fields after it are plain numbers.
         guard let end = stat.lastIndex(of: ")") else { throw TestSupportError("cannot parse /proc/\(pid)/stat") }
         let fields = stat[stat.index(after: end)...].split(separator: " ")
@@ -29,20 +29,20 @@ package struct ProcessSample: Sendable {
             throw TestSupportError("cannot parse /proc/\(pid)/stat")
         }
         cpuTicks = user + system
-        let status = Self.fields(try Self.read("/proc/\(pid)/status"))
+        let status = Self.fields(try ProcFile.read("/proc/\(pid)/status"))
         residentBytes = (status["VmRSS"] ?? 0) * 1024
         peakResidentBytes = (status["VmHWM"] ?? 0) * 1024
         anonymousBytes = (status["RssAnon"] ?? 0) * 1024
-        proportionalBytes = ((try? Self.fields(Self.read("/proc/\(pid)/smaps_rollup")))?["Pss"] ?? 0) * 1024
+        proportionalBytes = ((try? Self.fields(ProcFile.read("/proc/\(pid)/smaps_rollup")))?["Pss"] ?? 0) * 1024
         var switches: [Int: Int] = [:]
         var runtimes: [Int: Int] = [:]
         for thread in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
-            guard let id = Int(thread), let text = try? Self.read("/proc/\(pid)/task/\(thread)/status") else {
+            guard let id = Int(thread), let text = try? ProcFile.read("/proc/\(pid)/task/\(thread)/status") else {
                 continue
             }
             let counts = Self.fields(text)
             switches[id] = (counts["voluntary_ctxt_switches"] ?? 0) + (counts["nonvoluntary_ctxt_switches"] ?? 0)
-            let schedstat = (try? Self.read("/proc/\(pid)/task/\(thread)/schedstat")) ?? ""
+            let schedstat = (try? ProcFile.read("/proc/\(pid)/task/\(thread)/schedstat")) ?? ""
             runtimes[id] = schedstat.split(separator: " ").first.flatMap { Int($0) } ?? 0
         }
         contextSwitches = switches
@@ -72,13 +72,10 @@ package struct ProcessSample: Sendable {
     /// The TCP sockets the process holds: its descriptors matched against its network namespace's `tcp` and `tcp6`
     /// tables (connections in TIME_WAIT belong to no process).
     package static func openTCPSockets(pid: pid_t) throws -> Int {
-        var inodes = Set<Substring>()
+        var inodes = Set<String>()
         for table in ["tcp", "tcp6"] {
-            let text = try read("/proc/\(pid)/net/\(table)")
-            // Columns: sl local rem st tx:rx tr:when retrnsmt uid timeout inode …; the first line names them.
-            for line in text.split(separator: "\n").dropFirst() {
-                let columns = line.split(separator: " ")
-                if columns.count > 9, columns[9] != "0" { inodes.insert(columns[9]) }
+            for socket in try TCPSocketTable(path: "/proc/\(pid)/net/\(table)").sockets where socket.inode != "0" {
+                inodes.insert(socket.inode)
             }
         }
         let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
@@ -86,7 +83,7 @@ package struct ProcessSample: Sendable {
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)"),
                 target.hasPrefix("socket:["), target.hasSuffix("]")
             else { return false }
-            return inodes.contains(target.dropFirst("socket:[".count).dropLast())
+            return inodes.contains(String(target.dropFirst("socket:[".count).dropLast()))
         }
     }
 
@@ -97,22 +94,6 @@ package struct ProcessSample: Sendable {
         }
         defer { try? handle.close() }
         try handle.write(contentsOf: Data("5".utf8))
-    }
-
-    /// Reads to the end: `/proc` files report a size of 0.
-    private static func read(_ path: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw TestSupportError("cannot read \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `Name:\t   123 kB` lines as numbers (without their unit).

@@ -22,11 +22,20 @@ import Testing
         hauldSignals: AsyncStream<DBusMessage> = AsyncStream { _ in },
         _ body: (DesktopBridge, FakeDesktopBus, ManualClock) async throws -> Void
     ) async throws {
-        let bus = FakeDesktopBus(owners: owners)
+        try await with(features, on: FakeDesktopBus(owners: owners), hauldSignals: hauldSignals, body)
+    }
+
+    /// The same on `bus`, and notifications on `notifier` when given: the test can look at what they recorded once
+    /// the bridge has stopped.
+    static func with(
+        _ features: DesktopFeatures, on bus: FakeDesktopBus, notifier: FakeDesktopBus? = nil,
+        hauldSignals: AsyncStream<DBusMessage> = AsyncStream { _ in },
+        _ body: (DesktopBridge, FakeDesktopBus, ManualClock) async throws -> Void
+    ) async throws {
         let clock = ManualClock()
         let bridge = DesktopBridge(
-            bus: bus, daemon: hauld, hauldSignals: hauldSignals, features: features, clock: clock,
-            logger: Logger(label: "test")
+            bus: bus, notificationBus: notifier, daemon: hauld, hauldSignals: hauldSignals, features: features,
+            clock: clock, logger: Logger(label: "test")
         )
         try await bridge.subscribe()
         let running = Task { await bridge.run() }
@@ -305,37 +314,31 @@ import Testing
         let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .always)
         let bus = FakeDesktopBus(owners: [TransferNotification.busName: ":1.5"])
         let notifier = FakeDesktopBus()
-        let bridge = DesktopBridge(
-            bus: bus, notificationBus: notifier, daemon: Self.hauld, hauldSignals: AsyncStream { _ in },
-            features: features, clock: ManualClock(), logger: Logger(label: "test")
-        )
-        try await bridge.subscribe()
-        let running = Task { await bridge.run() }
-        _ = await Self.trayStarted(bus, registers: false)
-        let asked = await Self.next(1, of: notifier)
-        #expect(asked.first?.description == "called GetCapabilities of \(TransferNotification.busName)")
-        notifier.answer("GetCapabilities", with: .success([.strings(["actions", "body"])]))
-        let failed = HaulBus.taskPath(2)
-        await bridge.receive(.taskAdded(failed, Tasks.properties(id: 2)))
-        let failure = Tasks.properties(.completed, error: .network, message: "refused", id: 2)
-        await bridge.receive(.taskChanged(failed, failure))
-        let notified = await Self.next(1, of: notifier)
-        #expect(notified.first?.description == "called Notify of \(TransferNotification.busName)")
-        notifier.answer("Notify", with: .success([.uint32(7)]))
-        var pressed = DBusMessage(kind: .signal, body: [.uint32(7), .string("retry")])
-        pressed.path = TransferNotification.path
-        pressed.interface = TransferNotification.interface
-        pressed.member = "ActionInvoked"
-        notifier.deliver(pressed)
-        // The tray menu's updates for the task come first.
-        var outputs = bus.outputs.makeAsyncIterator()
-        var sent: Output?
-        while sent == nil, let output = await outputs.next() {
-            if case .sent = output { sent = output }
+        try await Self.with(features, on: bus, notifier: notifier) { bridge, bus, _ in
+            _ = await Self.trayStarted(bus, registers: false)
+            let asked = await Self.next(1, of: notifier)
+            #expect(asked.first?.description == "called GetCapabilities of \(TransferNotification.busName)")
+            notifier.answer("GetCapabilities", with: .success([.strings(["actions", "body"])]))
+            let failed = HaulBus.taskPath(2)
+            await bridge.receive(.taskAdded(failed, Tasks.properties(id: 2)))
+            let failure = Tasks.properties(.completed, error: .network, message: "refused", id: 2)
+            await bridge.receive(.taskChanged(failed, failure))
+            let notified = await Self.next(1, of: notifier)
+            #expect(notified.first?.description == "called Notify of \(TransferNotification.busName)")
+            notifier.answer("Notify", with: .success([.uint32(7)]))
+            var pressed = DBusMessage(kind: .signal, body: [.uint32(7), .string("retry")])
+            pressed.path = TransferNotification.path
+            pressed.interface = TransferNotification.interface
+            pressed.member = "ActionInvoked"
+            notifier.deliver(pressed)
+            // The tray menu's updates for the task come first.
+            var outputs = bus.outputs.makeAsyncIterator()
+            var sent: Output?
+            while sent == nil, let output = await outputs.next() {
+                if case .sent = output { sent = output }
+            }
+            #expect(sent == .sent(destination: Self.hauld, path: failed, member: TaskMethod.retry.rawValue, body: []))
         }
-        #expect(sent == .sent(destination: Self.hauld, path: failed, member: TaskMethod.retry.rawValue, body: []))
-        await bridge.stop()
-        await running.value
         #expect(!bus.recorded.contains { $0.description.contains(TransferNotification.busName) })
         #expect(notifier.recorded.last == .closed)
         #expect(bus.recorded.last == .closed)
@@ -345,18 +348,12 @@ import Testing
     @Test func stoppingEndsTheViewsBeforeTheConnection() async throws {
         let bus = FakeDesktopBus(owners: [KDEJobView.serverName: Self.plasma])
         let features = DesktopFeatures(jobViews: true, statusNotifier: false, notifications: .off)
-        let bridge = DesktopBridge(
-            bus: bus, daemon: Self.hauld, hauldSignals: AsyncStream { _ in }, features: features,
-            clock: ManualClock(), logger: Logger(label: "test")
-        )
-        try await bridge.subscribe()
-        let running = Task { await bridge.run() }
-        await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
-        _ = await Self.next(1, of: bus)  // requestView
-        bus.answer("requestView", with: .success([.objectPath(Self.view)]))
-        _ = await Self.next(1, of: bus)  // update
-        await bridge.stop()
-        await running.value
+        try await Self.with(features, on: bus) { bridge, bus, _ in
+            await bridge.receive(.taskAdded(Self.task, Tasks.properties()))
+            _ = await Self.next(1, of: bus)  // requestView
+            bus.answer("requestView", with: .success([.objectPath(Self.view)]))
+            _ = await Self.next(1, of: bus)  // update
+        }
         let end = bus.recorded.dropFirst(2).map(\.description)
         #expect(end.prefix(3) == ["sent terminate to \(Self.view)", "flushed", "closed"], "\(end)")
     }

@@ -438,26 +438,11 @@ import Testing
 
     @Test func listensOnLoopbackOnly() async throws {
         try await withServer { context in
-            let port = String(format: "%04X", context.server.port)
-            // Read to the end: String(contentsOfFile:) stops after the first 4 KiB of a /proc file (about 26 sockets,
-            // fewer than a machine running several test suites has).
-            func table(_ path: String) throws -> String {
-                let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-                defer { try? file.close() }
-                return String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
-            }
-            let ipv4 = try table("/proc/net/tcp")
-            let listening = ipv4.split(separator: "\n").dropFirst().compactMap { line -> String? in
-                let fields = line.split(separator: " ")
-                guard fields.count > 3, fields[1].hasSuffix(":\(port)"), fields[3] == "0A" else { return nil }
-                return String(fields[1])
-            }
-            #expect(listening == ["0100007F:\(port)"])
-            let ipv6 = (try? table("/proc/net/tcp6")) ?? ""
-            #expect(!ipv6.split(separator: "\n").contains { line in
-                let fields = line.split(separator: " ")
-                return fields.count > 3 && fields[1].hasSuffix(":\(port)") && fields[3] == "0A"
-            })
+            let port = context.server.port
+            let listening = try TCPSocketTable(path: "/proc/net/tcp").sockets.filter { $0.listens(on: port) }
+            #expect(listening.map(\.localAddress) == ["0100007F:" + String(format: "%04X", port)])
+            let ipv6 = (try? TCPSocketTable(path: "/proc/net/tcp6").sockets) ?? []
+            #expect(!ipv6.contains { $0.listens(on: port) })
         }
     }
 

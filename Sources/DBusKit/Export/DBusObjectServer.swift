@@ -533,29 +533,29 @@ public actor DBusObjectServer {
         return encoded
     }
 
+    /// An object's interfaces as `InterfacesAdded` and `GetManagedObjects` list them: the standard interfaces, without
+    /// properties (nil), then `interfaces` in name order.
+    private static func listed(_ interfaces: [String: ExportedState]) -> [(name: String, state: ExportedState?)] {
+        StandardInterfaces.common.map { ($0.name, nil) } + interfaces.keys.sorted().map { ($0, interfaces[$0]) }
+    }
+
     /// What ``write(_:to:)`` writes, as a value.
     private static func interfacesAndProperties(_ interfaces: [String: ExportedState]) -> DBusValue {
         let none = DBusValue.dictionary(key: .string, value: .variant, [])
-        let common = StandardInterfaces.common.map { DBusDictEntry(.string($0.name), none) }
-        let own = interfaces.keys.sorted().compactMap { name in
-            interfaces[name].map { DBusDictEntry(.string(name), $0.vardict) }
-        }
-        return .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), common + own)
+        return .dictionary(
+            key: .string, value: .dictionary(key: .string, value: .variant),
+            listed(interfaces).map { DBusDictEntry(.string($0.name), $0.state?.vardict ?? none) }
+        )
     }
 
-    /// An object's `a{sa{sv}}`, as `InterfacesAdded` and `GetManagedObjects` carry it: the standard interfaces without
-    /// properties, then `interfaces` in name order with their properties.
+    /// An object's `a{sa{sv}}`, as `InterfacesAdded` and `GetManagedObjects` carry it (``listed(_:)``), written
+    /// straight from the object table.
     private static func write(_ interfaces: [String: ExportedState], to writer: inout WireWriter) throws(DBusError) {
         try writer.dictionary { writer throws(DBusError) in
-            for interface in StandardInterfaces.common {
-                try writer.entry(interface.name) { writer throws(DBusError) in
-                    try writer.dictionary { _ throws(DBusError) in }
-                }
-            }
-            for name in interfaces.keys.sorted() {
-                guard let state = interfaces[name] else { continue }
+            for (name, state) in listed(interfaces) {
                 try writer.entry(name) { writer throws(DBusError) in
                     try writer.dictionary { writer throws(DBusError) in
+                        guard let state else { return }
                         for (property, value) in zip(state.layout.names, state.values) {
                             try writer.entry(property) { writer throws(DBusError) in try writer.variant(value) }
                         }
