@@ -363,9 +363,10 @@ struct SignalTests {
             let second = try await fixture.client.messages(matching: [rule])
             let count = 3 * DBusConnection.routedBatch + 8
             for n in 0..<count {
-                try fixture.server.enqueue(
-                    .signal(path: BusFixture.path, interface: BusFixture.interface, member: "Tick", body: [.uint32(UInt32(n))])
+                let tick = DBusMessage.signal(
+                    path: BusFixture.path, interface: BusFixture.interface, member: "Tick", body: [.uint32(UInt32(n))]
                 )
+                try fixture.server.enqueue(tick)
             }
             let all = try await fixture.client.allProperties(
                 destination: fixture.server.uniqueName, path: BusFixture.path, interface: BusFixture.interface

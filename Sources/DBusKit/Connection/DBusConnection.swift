@@ -312,7 +312,7 @@ public actor DBusConnection {
 
     /// Hands the routed messages to their streams, in order. A stream's reader woken for each message (most readers
     /// take one faster than the connection decodes the next, and wait again) cost a thread's wake-up per message:
-    /// during a burst of ten thousand signals, a sixth of a listener's time. Handed over at the end of each drain, a
+    /// during a burst of ten thousand signals, a tenth of a listener's time. Handed over at the end of each drain, a
     /// batch at most, the reader finds them waiting. Called before a reply resumes its caller and before the streams
     /// finish, so that neither overtakes a message that came before it.
     func deliverRouted() {
