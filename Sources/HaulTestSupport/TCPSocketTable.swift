@@ -3,7 +3,7 @@ import Foundation
 /// A network namespace's table of TCP sockets as the kernel lists it (`/proc/net/tcp`, `/proc/<pid>/net/tcp6`).
 package struct TCPSocketTable: Sendable {
     /// One row of the table.
-    package struct Socket: Sendable, Equatable {
+    package struct Socket: Sendable {
         /// The local address and port in hex, as the kernel writes them: `0100007F:1F90` is 127.0.0.1:8080.
         package let localAddress: String
         /// The state in hex: ``TCPSocketTable/listening``, `01` established, …
@@ -30,25 +30,5 @@ package struct TCPSocketTable: Sendable {
             guard columns.count > 9 else { return nil }
             return Socket(localAddress: String(columns[1]), state: String(columns[3]), inode: String(columns[9]))
         }
-    }
-}
-
-/// Files of `/proc`.
-enum ProcFile {
-    /// Reads to the end: `/proc` files report a size of 0, and `String(contentsOfFile:)` stops after the first 4 KiB
-    /// of one (about 26 sockets of a TCP table).
-    static func read(_ path: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw TestSupportError("cannot read \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -31,7 +31,7 @@ package final class TestCgroup: Sendable {
 
     /// Where cgroup2 is mounted: `/sys/fs/cgroup` on a unified system, `/sys/fs/cgroup/unified` on a hybrid one.
     static func cgroup2Root() -> URL? {
-        guard let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+        guard let mounts = try? ProcFile.read("/proc/self/mountinfo") else { return nil }
         for line in mounts.split(separator: "\n") {
             // `… mount-point options - fstype source super-options`
             let halves = line.components(separatedBy: " - ")

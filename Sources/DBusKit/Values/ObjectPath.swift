@@ -36,7 +36,6 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
         var bytes = path.utf8.makeIterator()
         guard bytes.next() == slash else { return false }
         var previous = slash
-        var count = 1
         while let byte = bytes.next() {
             if byte == slash {
                 guard previous != slash else { return false }
@@ -44,10 +43,9 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
                 return false
             }
             previous = byte
-            count += 1
         }
         // Only the root ends with a slash.
-        return count == 1 || previous != slash
+        return previous != slash || path.utf8.count == 1
     }
 }
 
