@@ -26,13 +26,13 @@ extension Bench {
         for sample in 0..<settings.controlSamples {
             // Spread over the tasks, a different one each time.
             let task = tasks[(sample * 37) % tasks.count]
-            suspends.append(try await timed { try await client.taskCall(task, .suspend) })
+            suspends.append(try await timed { try await client.calls.call(.suspend, on: task) })
             try await Task.sleep(for: .milliseconds(10))
-            resumes.append(try await timed { try await client.taskCall(task, .resume) })
+            resumes.append(try await timed { try await client.calls.call(.resume, on: task) })
             try await Task.sleep(for: .milliseconds(10))
         }
 
-        try await client.managerCall(.cancelAll)
+        try await client.calls.call(.cancelAll)
         _ = try await client.completions(of: tasks, allowing: [.cancelled])
         try await client.forget(tasks)
         try workspace.clearDownloads()

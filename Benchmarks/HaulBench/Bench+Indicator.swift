@@ -9,18 +9,18 @@ extension Bench {
     static let completionDelay = 0.17
 
     func indicatorAccuracy() async throws -> IndicatorFigures {
-        try await client.setIndicator(.activationDelay, .double(Self.activationDelay))
-        try await client.setIndicator(.completionDelay, .double(Self.completionDelay))
+        try await client.calls.set(.activationDelay, to: .double(Self.activationDelay))
+        try await client.calls.set(.completionDelay, to: .double(Self.completionDelay))
         var activation: [Double] = []
         var completion: [Double] = []
         for _ in 0..<settings.indicatorRepetitions {
             let held = ContinuousClock.now
-            try await client.indicatorCall(.incrementActivityCount)
+            try await client.calls.call(.incrementActivityCount)
             let shown = try await visibility(true, after: held)
             activation.append(held.duration(to: shown).milliseconds - Self.activationDelay * 1000)
 
             let released = ContinuousClock.now
-            try await client.indicatorCall(.decrementActivityCount)
+            try await client.calls.call(.decrementActivityCount)
             let hidden = try await visibility(false, after: released)
             completion.append(released.duration(to: hidden).milliseconds - Self.completionDelay * 1000)
             try await Task.sleep(for: .milliseconds(50))

@@ -43,7 +43,7 @@ extension Bench {
 
         // Four tasks under the global limit, stopped once the steady part is recorded; curl, each of its four
         // transfers at a quarter of the limit, for as long.
-        try await client.setManager(.downloadRateLimit, .uint64(UInt64(Self.globalLimit)))
+        try await client.calls.set(.downloadRateLimit, to: .uint64(UInt64(Self.globalLimit)))
         let before = try ProcessSample(pid: pid)
         let sharedStart = ContinuousClock.now
         // The earlier downloads' connections may be taken again, with what they carried so far.
@@ -51,7 +51,7 @@ extension Bench {
         let tasks = try await withThrowingTaskGroup(of: ObjectPath.self) { group in
             for index in 0..<Self.sharingTasks {
                 group.addTask {
-                    try await client.download(
+                    try await client.calls.download(
                         url, to: workspace.hauldFile("shared-\(index).bin"), options: [.connections: .uint32(1)]
                     )
                 }
@@ -62,11 +62,11 @@ extension Bench {
             until: Self.steadyTo, baseline: baseline
         )
         let after = try ProcessSample(pid: pid)
-        try await client.managerCall(.cancelAll)
+        try await client.calls.call(.cancelAll)
         // A task that finished before the cancel (a limit not held) ends without error.
         _ = try await client.completions(of: tasks, allowing: [nil, .cancelled])
         try await client.forget(tasks)
-        try await client.setManager(.downloadRateLimit, .uint64(0))
+        try await client.calls.set(.downloadRateLimit, to: .uint64(0))
         try workspace.clearDownloads()
         let shared = LimitCost(
             bytes: sharedWire.totalBytes, cpuSeconds: after.cpuTime(since: before).seconds,
@@ -99,7 +99,7 @@ extension Bench {
         if let limit { options[.rateLimit] = .uint64(UInt64(limit)) }
         let before = try ProcessSample(pid: pid)
         let start = ContinuousClock.now
-        let task = try await client.download(url, to: workspace.hauldFile(name), options: options)
+        let task = try await client.calls.download(url, to: workspace.hauldFile(name), options: options)
         var record: WireRecord?
         if limit != nil { record = try await WireCounter(port: port, start: start).record(until: Self.steadyTo) }
         _ = try await client.completions(of: [task], timeout: .seconds(120))

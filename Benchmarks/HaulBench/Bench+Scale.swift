@@ -32,7 +32,7 @@ extension Bench {
             figures.residentBytes = try ProcessSample(pid: hauld.pid).residentBytes
 
             figures.managedObjectsMilliseconds = try await Self.medianMilliseconds(rounds: 5) {
-                let objects = try await clients[0].managedObjects()
+                let objects = try await clients[0].calls.managedObjects().count
                 guard objects >= count else { throw TestSupportError("GetManagedObjects listed \(objects) objects") }
             }
             figures.listMilliseconds = try await Self.medianMilliseconds(rounds: 3) {
@@ -45,22 +45,22 @@ extension Bench {
                 }
             }
 
-            let limit = try await clients[0].managerProperty(.maxRunningTasks).uint32Value ?? 0
+            let limit = try await clients[0].calls.property(.maxRunningTasks).uint32Value ?? 0
             figures.maxRunningTasks = Int(limit)
             let server = server
             let watching = Task { try await server.mostConnectionsAtOnce() }
             let answers = try await AnswerWatch.start(address: bus.address)
-            figures.resumeAllMilliseconds = try await Self.milliseconds { try await clients[0].managerCall(.resumeAll) }
+            figures.resumeAllMilliseconds = try await Self.milliseconds { try await clients[0].calls.call(.resumeAll) }
             try await Task.sleep(for: .seconds(2))
             figures.suspendAllMilliseconds = try await Self.milliseconds {
-                try await clients[0].managerCall(.suspendAll)
+                try await clients[0].calls.call(.suspendAll)
             }
             figures.resumeAgainMilliseconds = try await Self.milliseconds {
-                try await clients[0].managerCall(.resumeAll)
+                try await clients[0].calls.call(.resumeAll)
             }
             try await Task.sleep(for: .seconds(2))
             figures.suspendAgainMilliseconds = try await Self.milliseconds {
-                try await clients[0].managerCall(.suspendAll)
+                try await clients[0].calls.call(.suspendAll)
             }
             watching.cancel()
             figures.mostConnectionsAtOnce = try await watching.value
@@ -75,7 +75,7 @@ extension Bench {
             hauld = try await HauldProcess(bus: bus, stateDirectory: state, arguments: ["--log-level", "warning"])
             figures.restartToNameMilliseconds = restarting.duration(to: .now).milliseconds
             let client = try await HauldClient.connect(address: bus.address)
-            _ = try await client.managerProperty(.maxRunningTasks)
+            _ = try await client.calls.property(.maxRunningTasks)
             figures.restartToAnswerMilliseconds = restarting.duration(to: .now).milliseconds
             // hauld answers while the restored tasks still rejoin the queue: how long an answer waits meanwhile, and
             // its memory once they have.
@@ -83,7 +83,7 @@ extension Bench {
             try await Task.sleep(for: .seconds(3))
             figures.slowestAnswerAfterRestartMilliseconds = try await restoring.stop()
             figures.restartedResidentBytes = try ProcessSample(pid: hauld.pid).residentBytes
-            figures.cancelAllMilliseconds = try await Self.milliseconds { try await client.managerCall(.cancelAll) }
+            figures.cancelAllMilliseconds = try await Self.milliseconds { try await client.calls.call(.cancelAll) }
             await client.close()
         } catch {
             for client in clients { await client.close() }
@@ -110,7 +110,7 @@ extension Bench {
                         created += try await withThrowingTaskGroup(of: ObjectPath.self) { calls in
                             for number in slice {
                                 let path = workspace.hauldFile("scale-\(number).bin")
-                                calls.addTask { try await client.download(url, to: path, options: options) }
+                                calls.addTask { try await client.calls.download(url, to: path, options: options) }
                             }
                             return try await calls.reduce(into: []) { $0.append($1) }
                         }
@@ -154,7 +154,7 @@ final class AnswerWatch: Sendable {
             var slowest = 0.0
             while !stopping.isSet.withLock({ $0 }) {
                 let asked = ContinuousClock.now
-                _ = try await client.managerProperty(.maxRunningTasks)
+                _ = try await client.calls.property(.maxRunningTasks)
                 slowest = max(slowest, asked.duration(to: .now).milliseconds)
                 try await Task.sleep(for: .milliseconds(20))
             }

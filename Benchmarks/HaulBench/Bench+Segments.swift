@@ -31,7 +31,7 @@ extension Bench {
     private func hauldSegmented(_ url: String, connections: UInt32, round: Int) async throws -> Double {
         let path = workspace.hauldFile("segmented-\(connections)-\(round).bin")
         let start = ContinuousClock.now
-        let task = try await client.download(url, to: path, options: [.connections: .uint32(connections)])
+        let task = try await client.calls.download(url, to: path, options: [.connections: .uint32(connections)])
         let completions = try await client.completions(of: [task])
         try await client.forget([task])
         return start.duration(to: completions.map(\.instant).max() ?? start).seconds

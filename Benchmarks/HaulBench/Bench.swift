@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import HaulContract
 import HaulTestSupport
 
 /// What the phases share: the workspace, the server, hauld and the bench's connection to it.
@@ -88,7 +89,7 @@ struct Bench: Sendable {
         let client = client
         return try await withThrowingTaskGroup(of: (Int, ObjectPath).self) { group in
             for (index, download) in downloads.enumerated() {
-                group.addTask { (index, try await client.download(download.url, to: download.path)) }
+                group.addTask { (index, try await client.calls.download(download.url, to: download.path)) }
             }
             var tasks = [ObjectPath?](repeating: nil, count: downloads.count)
             for try await (index, task) in group { tasks[index] = task }

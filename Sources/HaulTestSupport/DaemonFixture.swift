@@ -36,23 +36,20 @@ package struct DaemonFixture {
         _ = await hauld.stop()
     }
 
+    /// hauld's contract as typed calls over the fixture's client.
+    package var calls: HauldCalls { HauldCalls(client) }
+
     package func indicatorProperty(_ property: IndicatorProperty, on connection: DBusConnection? = nil) async throws
         -> DBusValue
     {
-        try await (connection ?? client).property(
-            destination: Self.name, path: Self.manager, interface: Self.indicator, name: property.name
-        )
+        try await HauldCalls(connection ?? client).property(property)
     }
 
     package func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
-        try await client.setProperty(
-            destination: Self.name, path: Self.manager, interface: Self.indicator, name: property.name, value: value
-        )
+        try await calls.set(property, to: value)
     }
 
     package func callIndicator(_ method: IndicatorMethod, on connection: DBusConnection? = nil) async throws {
-        _ = try await (connection ?? client).call(
-            destination: Self.name, path: Self.manager, interface: Self.indicator, member: method.rawValue
-        )
+        try await HauldCalls(connection ?? client).call(method)
     }
 }

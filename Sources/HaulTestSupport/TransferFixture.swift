@@ -41,35 +41,26 @@ package struct TransferFixture {
 
     package func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
+    /// hauld's contract as typed calls over the fixture's client.
+    package var calls: HauldCalls { HauldCalls(client) }
+
+    /// Downloads the server's `pathAndQuery` into the fixture's folder as `name`.
     package func download(
         _ pathAndQuery: String, to name: String, options: [DownloadOption: DBusValue] = [:]
     ) async throws -> ObjectPath {
-        let reply = try await managerCall(
-            .downloadWithOptions, [.string(server.url(pathAndQuery)), .string(file(name)), .vardict(options.byName)]
-        )
-        guard let path = reply.first?.objectPathValue else {
-            throw TestSupportError("\(ManagerMethod.downloadWithOptions.rawValue) answered \(reply)")
-        }
-        return path
+        try await calls.download(server.url(pathAndQuery), to: file(name), options: options)
     }
 
     package func managerCall(_ method: ManagerMethod, _ body: [DBusValue] = []) async throws -> [DBusValue] {
-        try await client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-            member: method.rawValue, body
-        )
+        try await calls.call(method, body)
     }
 
     package func taskCall(_ path: ObjectPath, _ method: TaskMethod) async throws {
-        _ = try await client.call(
-            destination: DaemonFixture.name, path: path, interface: Self.task, member: method.rawValue
-        )
+        try await calls.call(method, on: path)
     }
 
     package func property(_ path: ObjectPath, _ property: TaskProperty) async throws -> DBusValue {
-        try await client.property(
-            destination: DaemonFixture.name, path: path, interface: Self.task, name: property.name
-        )
+        try await calls.property(property, of: path)
     }
 
     /// Waits until the task reaches `state` (generous: retries take seconds).

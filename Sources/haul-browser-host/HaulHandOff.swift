@@ -50,33 +50,18 @@ struct HaulHandOff {
         if !headers.isEmpty { options[.headers] = .stringDictionary(headers) }
         if !offer.filename.isEmpty { options[.filenameHint] = .string(offer.filename) }
         if !application.isEmpty { options[.application] = .string(application) }
-        let reply = try await callHaul {
-            try await connection.call(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                member: ManagerMethod.downloadWithOptions.rawValue,
-                [.string(offer.url), .string(""), .vardict(options.byName)], timeout: Self.callTimeout
-            )
+        let hauld = HauldCalls(connection)
+        let task = try await callHaul {
+            try await hauld.download(offer.url, to: "", options: options, timeout: Self.callTimeout)
         }
-        guard let task = reply.first?.objectPathValue else {
-            throw DBusError.failed("hauld's answer holds no task")
-        }
-        let path = try await callHaul {
-            try await connection.property(
-                destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: TaskProperty.path.name
-            )
-        }
+        let path = try await callHaul { try await hauld.property(.path, of: task) }
         return .taken(task: task.rawValue, path: path.stringValue ?? "")
     }
 
     private func call(_ method: TaskMethod, on task: ObjectPath, _ connection: DBusConnection) async throws(DBusError)
         -> HostAnswer
     {
-        _ = try await callHaul {
-            try await connection.call(
-                destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, member: method.rawValue,
-                timeout: Self.callTimeout
-            )
-        }
+        try await callHaul { try await HauldCalls(connection).call(method, on: task, timeout: Self.callTimeout) }
         return .done(task: task.rawValue)
     }
 

@@ -5,10 +5,7 @@ import HaulContract
 extension HaulClient {
     func callManager(_ method: ManagerMethod, _ body: [DBusValue] = []) async throws -> [DBusValue] {
         try await remote {
-            try await connection.call(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                member: method.rawValue, body
-            )
+            try await calls.call(method, body)
         }
     }
 
@@ -22,9 +19,7 @@ extension HaulClient {
 
     func callTask(_ path: ObjectPath, _ method: TaskMethod) async throws {
         do {
-            _ = try await connection.call(
-                destination: HaulBus.name, path: path, interface: HaulBus.taskInterface, member: method.rawValue
-            )
+            try await calls.call(method, on: path)
         } catch let error as DBusError where error.name == "org.freedesktop.DBus.Error.UnknownObject" {
             throw CLIFailure.refused("no task \(path.rawValue.split(separator: "/").last ?? "")")
         } catch let error as DBusError {
@@ -34,20 +29,14 @@ extension HaulClient {
 
     func task(_ path: ObjectPath) async throws -> TaskInfo {
         let properties = try await remote {
-            try await connection.allProperties(destination: HaulBus.name, path: path, interface: HaulBus.taskInterface)
+            try await calls.properties(of: path)
         }
         return TaskInfo(path: path, properties: properties)
     }
 
     /// Every task with all its properties, in one call (`GetManagedObjects`): ten thousand tasks in one reply.
     func tasks() async throws -> [TaskInfo] {
-        let reply = try await remote {
-            try await connection.call(
-                destination: HaulBus.name, path: HaulBus.rootPath, interface: StandardInterfaces.objectManager.name,
-                member: "GetManagedObjects"
-            )
-        }
-        guard case .dictionary(_, _, let objects)? = reply.first else { return [] }
+        let objects = try await remote { try await calls.managedObjects() }
         // Read in place: hashing every object's interfaces and properties into dictionaries was a quarter of the time.
         return objects.compactMap { object in
             guard let path = object.key.objectPathValue, HaulBus.taskID(of: path) != nil,

@@ -6,6 +6,7 @@ import HaulContract
 /// A connection to hauld for one command; turns bus failures into clear messages and exit codes.
 struct HaulClient {
     let connection: DBusConnection
+    var calls: HauldCalls { HauldCalls(connection) }
 
     static func connect() async throws -> HaulClient {
         do {
@@ -17,47 +18,28 @@ struct HaulClient {
 
     func indicatorStatus() async throws -> IndicatorStatus {
         let properties = try await remote {
-            try await connection.allProperties(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface
-            )
+            try await calls.indicatorProperties()
         }
         return IndicatorStatus(properties)
     }
 
     func managerSnapshot() async throws -> ManagerSnapshot {
         let properties = try await remote {
-            try await connection.allProperties(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface
-            )
+            try await calls.managerProperties()
         }
         return ManagerSnapshot(properties: properties)
     }
 
     func setManager(_ property: ManagerProperty, _ value: DBusValue) async throws {
-        try await remote {
-            try await connection.setProperty(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                name: property.name, value: value
-            )
-        }
+        try await remote { try await calls.set(property, to: value) }
     }
 
     func setIndicator(_ property: IndicatorProperty, _ value: DBusValue) async throws {
-        try await remote {
-            try await connection.setProperty(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-                name: property.name, value: value
-            )
-        }
+        try await remote { try await calls.set(property, to: value) }
     }
 
     func callIndicator(_ method: IndicatorMethod) async throws {
-        _ = try await remote {
-            try await connection.call(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-                member: method.rawValue
-            )
-        }
+        try await remote { try await calls.call(method) }
     }
 
     /// Runs a call to hauld, mapping "nobody there" errors to `unreachable` and the rest to `refused`.

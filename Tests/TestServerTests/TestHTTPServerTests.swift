@@ -298,6 +298,20 @@ import Testing
         }
     }
 
+    /// A paced response notices its client leave while it waits, as nginx does, not at its next write: the bench's
+    /// count of transfers at the server at once (`most_in_flight`) must not hold attempts hauld already stopped.
+    @Test func aPacedResponseEndsWhenItsClientLeaves() async throws {
+        try await withServer { context in
+            // One byte a second: the first goes at once, the second would go a second later.
+            let path = "/gen/100?seed=10&throttle=1"
+            let got = try await context.curl(path, ["--max-time", "0.5"])
+            #expect(got.exit == 28 && got.size == 1)
+            let stats = try await context.server.stats { $0.log(path).first?.outcome == "client-closed" }
+            #expect(stats.log(path).map(\.outcome) == ["client-closed"])
+            #expect(stats.bytesSent(path) == 1)
+        }
+    }
+
     @Test func statusAlwaysAnswersThatStatus() async throws {
         try await withServer { context in
             for _ in 0..<2 {

@@ -142,7 +142,7 @@ class Faults:
                     due = paced_from + sent / rate
                     now = time.monotonic()
                     if due > now:
-                        time.sleep(due - now)
+                        self.pause(due - now)
                 if chunked:
                     self.send_raw(f"{limit:x}\r\n".encode(), False, total)
                 self.send_raw(view[:limit], True, total)
@@ -188,20 +188,28 @@ class Faults:
         """Sends nothing for `seconds`, or until the client goes away. Returns the time spent."""
         self.server.stats.update(self.entry, outcome="stalling")
         began = time.monotonic()
-        deadline = began + seconds
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
-            if readable:
-                try:
-                    if not self.connection.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT):
-                        raise ClientGone()
-                except BlockingIOError:
-                    pass
-                except OSError:
-                    raise ClientGone()
-                time.sleep(min(max(left, 0), 0.05))  # pipelined data: keep waiting without spinning
+        self.pause(seconds)
         self.server.stats.update(self.entry, outcome="pending")
         return time.monotonic() - began
+
+    def pause(self, seconds):
+        """Sends nothing for `seconds`; raises ClientGone as soon as the client closes the connection, as nginx
+        notices it, rather than at the next write: the statistics' in-flight count (`most_in_flight`) then never
+        holds a paced response its client has given up."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                readable, _, _ = select.select([self.connection], [], [], left)
+            except (OSError, ValueError):
+                raise ClientGone()
+            if not readable:
+                continue
+            try:
+                # The TCP stream itself, under TLS too (an SSLSocket refuses flags): no byte is the client's FIN.
+                if not socket.socket.recv(self.connection, 1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
+                    raise ClientGone()
+            except BlockingIOError:
+                pass
+            except OSError:
+                raise ClientGone()
+            time.sleep(min(left, 0.05))  # pipelined data: keep waiting without spinning

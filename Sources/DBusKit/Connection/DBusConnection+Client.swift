@@ -3,7 +3,7 @@ extension DBusConnection {
     /// Calls a method and returns the reply's values.
     public func call(
         destination: String, path: ObjectPath, interface: String, member: String, _ body: [DBusValue] = [],
-        timeout: Duration = .seconds(25)
+        timeout: Duration = defaultTimeout
     ) async throws -> [DBusValue] {
         try await call(
             .methodCall(destination: destination, path: path, interface: interface, member: member, body: body),

@@ -161,8 +161,11 @@ public actor DBusConnection {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// How long a call waits for its reply unless told otherwise: libdbus's own default.
+    public static let defaultTimeout: Duration = .seconds(25)
+
     /// Sends a method call and waits for its reply. An error reply is thrown as a `DBusError`.
-    public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws -> DBusMessage {
+    public func call(_ message: DBusMessage, timeout: Duration = defaultTimeout) async throws -> DBusMessage {
         guard !isClosed else { throw DBusError.disconnected("the connection is closed") }
         try Task.checkCancellation()
         var message = message
