@@ -8,10 +8,6 @@ package struct DaemonFixture {
     package let hauld: HauldProcess
     package let client: DBusConnection
 
-    package static let name = HaulBus.name
-    package static let manager = HaulBus.managerPath
-    package static let indicator = HaulBus.indicatorInterface
-
     /// A fixture around a hauld the caller started (``with(stateDirectory:arguments:launcher:environment:_:)`` starts
     /// its own).
     package init(bus: PrivateBus, hauld: HauldProcess, client: DBusConnection) {

@@ -9,9 +9,6 @@ package struct TransferFixture {
     /// A fresh folder for downloads.
     package let folder: URL
 
-    package static let manager = HaulBus.managerInterface
-    package static let task = HaulBus.taskInterface
-
     /// A fixture around a hauld and a server the caller started.
     package init(daemon: DaemonFixture, server: TestHTTPServer, folder: URL) {
         self.daemon = daemon

@@ -11,10 +11,7 @@ import Testing
     }
 
     func managerProperty(_ fixture: DaemonFixture, _ property: ManagerProperty) async throws -> DBusValue {
-        try await fixture.client.property(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-            name: property.name
-        )
+        try await fixture.calls.property(property)
     }
 
     /// curl's spellings: a plain number is bytes, suffixes are 1024-based in either case, fractions are allowed.

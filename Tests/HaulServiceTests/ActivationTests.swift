@@ -38,10 +38,7 @@ struct ActivationTests {
             let client = try await DBusConnection.connect(address: fixture.bus.address)
             let state: DBusValue
             do {
-                state = try await client.property(
-                    destination: HaulBus.name, path: HaulBus.managerPath,
-                    interface: HaulBus.indicatorInterface, name: IndicatorProperty.state.name
-                )
+                state = try await HauldCalls(client).property(.state)
             } catch {
                 await client.close()
                 throw error

@@ -103,23 +103,14 @@ import Testing
         let state = bus.directory.appendingPathComponent("state")
         let client = try await DBusConnection.connect(address: bus.address)
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
-        let reply = try await client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-            member: ManagerMethod.downloadWithOptions.rawValue,
-            [
-                .string(server.url("/gen/10")), .string(bus.directory.path),
-                .vardict(
-                    [DownloadOption.application: .string("org.example.Kept"), .startSuspended: .boolean(true)].byName
-                ),
-            ]
+        let hauld = HauldCalls(client)
+        let task = try await hauld.download(
+            server.url("/gen/10"), to: bus.directory.path,
+            options: [.application: .string("org.example.Kept"), .startSuspended: .boolean(true)]
         )
-        let task = try #require(reply.first?.objectPathValue)
         _ = await first.stop()
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
-        let application = try await client.property(
-            destination: DaemonFixture.name, path: task, interface: HaulBus.taskInterface,
-            name: TaskProperty.application.name
-        )
+        let application = try await hauld.property(.application, of: task)
         #expect(application == .string("org.example.Kept"))
         _ = await second.stop()
         await client.close()

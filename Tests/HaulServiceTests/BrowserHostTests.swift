@@ -211,19 +211,12 @@ import Testing
                 Self.frame(#"{"type": "withdraw", "task": "\#(second.rawValue)"}"#), bus: fixture.bus
             )
             #expect(withdrawn.first?["ok"] as? Bool == true, "\(withdrawn)")
-            let tasks = try await fixture.client.call(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                member: ManagerMethod.listTasks.rawValue
-            ).first?.arrayValue ?? []
+            let tasks = try await fixture.calls.call(.listTasks).first?.arrayValue ?? []
             #expect(tasks.compactMap(\.objectPathValue) == [task])
         }
     }
 
     func snapshot(_ task: ObjectPath, _ fixture: DaemonFixture) async throws -> TaskSnapshot {
-        TaskSnapshot(
-            properties: try await fixture.client.allProperties(
-                destination: HaulBus.name, path: task, interface: HaulBus.taskInterface
-            )
-        )
+        TaskSnapshot(properties: try await fixture.calls.properties(of: task))
     }
 }

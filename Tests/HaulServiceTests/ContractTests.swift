@@ -27,16 +27,9 @@ import Testing
     @Test func hauldExportsExactlyTheDocumentedInterfaces() async throws {
         let contract = try ContractDocument().members()
         try await DaemonFixture.with { fixture throws in
-            let task = try #require(
-                try await fixture.client.call(
-                    destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                    member: ManagerMethod.downloadWithOptions.rawValue,
-                    [
-                        .string("http://127.0.0.1:1/f"),
-                        .string(fixture.bus.directory.appendingPathComponent("f").path),
-                        .vardict(DownloadOption.values([.startSuspended: .boolean(true)])),
-                    ]
-                ).first?.objectPathValue
+            let task = try await fixture.calls.download(
+                "http://127.0.0.1:1/f", to: fixture.bus.directory.appendingPathComponent("f").path,
+                options: [.startSuspended: .boolean(true)]
             )
             var exported: [String: [String]] = [:]
             for path in [HaulBus.managerPath, task] {
@@ -55,14 +48,7 @@ import Testing
 
     @Test func theRootIsAnObjectManagerListingTheManager() async throws {
         try await DaemonFixture.with { fixture throws in
-            let reply = try await fixture.client.call(
-                destination: HaulBus.name, path: HaulBus.rootPath,
-                interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"
-            )
-            guard case .dictionary(_, _, let entries)? = reply.first else {
-                Issue.record("GetManagedObjects returned \(reply)")
-                return
-            }
+            let entries = try await fixture.calls.managedObjects()
             #expect(entries.map(\.key) == [.objectPath(HaulBus.managerPath)])
         }
     }

@@ -12,7 +12,6 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct CrashLoopGuardTests {
     static let size = 2 * 1_048_576
     static let seed = 31
-    static let task = HaulBus.taskInterface
 
     /// hauld runs after hauld on one bus and one state folder, downloading from one server.
     struct Restarts {
@@ -29,8 +28,7 @@ import Testing
         func start() async throws -> HauldProcess { try await HauldProcess(bus: bus, stateDirectory: state) }
 
         func property(_ task: ObjectPath, _ property: TaskProperty) async throws -> DBusValue {
-            try await client.property(
-                destination: DaemonFixture.name, path: task, interface: CrashLoopGuardTests.task, name: property.name)
+            try await HauldCalls(client).property(property, of: task)
         }
 
         /// Whether the task's record on disk says what its attempt in flight leaves: the validator the next attempt
@@ -77,9 +75,8 @@ import Testing
     }
 
     func download(_ restarts: Restarts, _ query: String) async throws -> ObjectPath {
-        let reply = try await restarts.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-            member: ManagerMethod.download.rawValue, [.string(restarts.server.url(query)), .string(restarts.target)]
+        let reply = try await HauldCalls(restarts.client).call(
+            .download, [.string(restarts.server.url(query)), .string(restarts.target)]
         )
         return try #require(reply.first?.objectPathValue)
     }
@@ -104,9 +101,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(500))
             #expect(try await restarts.server.stats().requests(query) == 2, "not started a third time")
 
-            _ = try await restarts.client.call(
-                destination: DaemonFixture.name, path: task, interface: Self.task, member: TaskMethod.resume.rawValue
-            )
+            try await HauldCalls(restarts.client).call(.resume, on: task)
             #expect(try await restarts.property(task, .errorMessage) == .string(""), "Resume clears the message")
             try await restarts.waitUntilCompleted(task)
             let ranges = try await restarts.server.stats().ranges(query)

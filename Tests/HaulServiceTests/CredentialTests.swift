@@ -55,33 +55,21 @@ import Testing
             let folder = daemon.bus.directory.path
             // Connection refused, then a redirect that cannot be followed: both messages name the URL's server.
             for url in ["http://bob:\(password)@127.0.0.1:1/x", "http://bob:\(password)@127.0.0.1:65536/x"] {
-                let reply: [DBusValue]
+                let task: ObjectPath
                 do {
-                    reply = try await daemon.client.call(
-                        destination: DaemonFixture.name, path: DaemonFixture.manager,
-                        interface: TransferFixture.manager, member: ManagerMethod.downloadWithOptions.rawValue,
-                        [
-                            .string(url), .string(folder + "/\(UUID()).bin"),
-                            .vardict(DownloadOption.values([.maxRetries: .uint32(0)])),
-                        ]
+                    task = try await daemon.calls.download(
+                        url, to: folder + "/\(UUID()).bin", options: [.maxRetries: .uint32(0)]
                     )
                 } catch let error as DBusError {
                     #expect(error.name == HaulErrorName.invalidArgument.fullName)
                     #expect(!error.message.contains(password))
                     continue
                 }
-                let task = try #require(reply.first?.objectPathValue)
                 try await waitUntil("\(task) to complete", timeout: .seconds(10)) {
-                    let state = try? await daemon.client.property(
-                        destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
-                        name: TaskProperty.state.name
-                    )
+                    let state = try? await daemon.calls.property(.state, of: task)
                     return state == .state(.completed)
                 }
-                let properties = try await daemon.client.call(
-                    destination: DaemonFixture.name, path: task, interface: "org.freedesktop.DBus.Properties",
-                    member: "GetAll", [.string(TransferFixture.task)]
-                )
+                let properties = try await daemon.calls.properties(of: task)
                 #expect(String(describing: properties).contains("connection refused"))
                 #expect(!String(describing: properties).contains(password))
             }

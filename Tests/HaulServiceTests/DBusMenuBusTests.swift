@@ -130,13 +130,9 @@ import Testing
         try await Self.withMenu { menu in
             let (updates, collecting) = try await menu.updates()
             defer { collecting.cancel() }
-            let client = menu.f.client
-            let limit = ManagerProperty.downloadRateLimit.name
+            let hauld = HauldCalls(menu.f.client)
             func managerLimit() async throws -> DBusValue {
-                try await client.property(
-                    destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                    name: limit
-                )
+                try await hauld.property(.downloadRateLimit)
             }
             try await menu.click(.limit5MiB)
             try await waitUntil("DownloadRateLimit to be 5 MiB/s", timeout: .seconds(10)) {
@@ -148,10 +144,7 @@ import Testing
             )
             #expect(try await menu.property(.noLimit, DBusMenu.Key.toggleState) == .int32(0))
             // Set by another client: the radio item follows.
-            try await client.setProperty(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface, name: limit,
-                value: .uint64(TrayMenu.mebibyte)
-            )
+            try await hauld.set(.downloadRateLimit, to: .uint64(TrayMenu.mebibyte))
             _ = try await DesktopFixture.call(
                 "ItemsPropertiesUpdated", in: updates,
                 where: Self.announces(.limit1MiB, DBusMenu.Key.toggleState, .int32(1))

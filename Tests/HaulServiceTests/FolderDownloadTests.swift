@@ -237,10 +237,8 @@ import Testing
         let size = 1_048_576
         let query = Self.query("attachment; filename=kept.bin", size: size, extra: "&stall-after=100000")
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
-        let reply = try await client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-            member: ManagerMethod.download.rawValue, [.string(server.url(query)), .string(folder.path)]
-        )
+        let hauld = HauldCalls(client)
+        let reply = try await hauld.call(.download, [.string(server.url(query)), .string(folder.path)])
         let task = try #require(reply.first?.objectPathValue)
         let partial = folder.appendingPathComponent("kept.bin.haul-partial").path
         try await waitUntil("the partial file to fill", timeout: .seconds(30)) {
@@ -249,9 +247,7 @@ import Testing
         _ = await first.stop()
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
         func property(_ name: TaskProperty) async throws -> DBusValue {
-            try await client.property(
-                destination: DaemonFixture.name, path: task, interface: HaulBus.taskInterface, name: name.name
-            )
+            try await hauld.property(name, of: task)
         }
         #expect(try await property(.path) == .string(folder.appendingPathComponent("kept.bin").path))
         try await waitUntil("the restored task to complete", timeout: .seconds(60)) {

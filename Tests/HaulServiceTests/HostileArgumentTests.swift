@@ -25,21 +25,15 @@ import Testing
     }
 
     static func manager(_ method: ManagerMethod, _ body: [DBusValue]) -> DBusMessage {
-        HostileCaller.call(DaemonFixture.manager, manager, method.rawValue, body)
+        HostileCaller.call(HaulBus.managerPath, manager, method.rawValue, body)
     }
 
     /// A task object, suspended until resumed: `start-suspended` to a loopback port where nothing listens.
     static func suspendedTask(_ caller: HostileCaller, _ values: HostileValues, name: String) async throws -> ObjectPath
     {
-        let reply = try await caller.daemon.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: manager,
-            member: ManagerMethod.downloadWithOptions.rawValue,
-            [
-                .string("http://127.0.0.1:1/f"), .string(values.folder + "/" + name),
-                .vardict(DownloadOption.values([.startSuspended: .boolean(true)])),
-            ]
+        try await caller.daemon.calls.download(
+            "http://127.0.0.1:1/f", to: values.folder + "/" + name, options: [.startSuspended: .boolean(true)]
         )
-        return try #require(reply.first?.objectPathValue)
     }
 
     // MARK: Every member
@@ -141,10 +135,7 @@ import Testing
 
     /// The newest task (the one just created) is cancelled, so that nothing can start it later.
     private func cancelNewest(_ caller: HostileCaller) async throws {
-        let tasks = try await caller.daemon.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-            member: ManagerMethod.listTasks.rawValue
-        )
+        let tasks = try await caller.daemon.calls.call(.listTasks)
         let newest = try #require(
             tasks.first?.arrayValue?.compactMap(\.objectPathValue).max { Self.id($0) < Self.id($1) })
         try await caller.send([HostileCaller.call(newest, Self.task, TaskMethod.cancel.rawValue)])
@@ -287,17 +278,11 @@ import Testing
             let replies = try await caller.send(calls)
             #expect(replies.allSatisfy { $0.errorName == nil }, "\(replies.filter { $0.errorName != nil })")
             let tasks =
-                try await caller.daemon.client.call(
-                    destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                    member: ManagerMethod.listTasks.rawValue
-                ).first?.arrayValue?.compactMap(\.objectPathValue) ?? []
+                try await caller.daemon.calls.call(.listTasks).first?.arrayValue?.compactMap(\.objectPathValue) ?? []
             #expect(tasks.count == calls.count)
             for task in tasks {
                 try await waitUntil("\(task) to end", timeout: .seconds(30)) {
-                    try await caller.daemon.client.property(
-                        destination: DaemonFixture.name, path: task, interface: Self.task,
-                        name: TaskProperty.state.name
-                    ) == .state(.completed)
+                    try await caller.daemon.calls.property(.state, of: task) == .state(.completed)
                 }
             }
             try await caller.expectAlive()
@@ -356,7 +341,7 @@ import Testing
             let indicator = HaulBus.indicatorInterface
             func set(_ name: String, _ value: DBusValue) -> DBusMessage {
                 HostileCaller.call(
-                    DaemonFixture.manager, properties, "Set", [.string(indicator), .string(name), .variant(value)])
+                    HaulBus.managerPath, properties, "Set", [.string(indicator), .string(name), .variant(value)])
             }
             func set(_ property: IndicatorProperty, _ value: DBusValue) -> DBusMessage { set(property.name, value) }
             // Known answers, after which the delay written first is still there.
@@ -372,7 +357,7 @@ import Testing
                 (set("Nope", .boolean(true)), "org.freedesktop.DBus.Error.UnknownProperty"),
                 (
                     HostileCaller.call(
-                        DaemonFixture.manager, properties, "Get",
+                        HaulBus.managerPath, properties, "Get",
                         [.string("org.haul.Nope"), .string(IndicatorProperty.state.name)]),
                     "org.freedesktop.DBus.Error.UnknownInterface"
                 ),
@@ -426,10 +411,7 @@ import Testing
                 _ = try await caller.send([Self.manager(.cancelAll, [])])
                 for task in tasks {
                     try await waitUntil("\(task) to complete after CancelAll", timeout: .seconds(20)) {
-                        let state = try? await caller.daemon.client.property(
-                            destination: DaemonFixture.name, path: task, interface: Self.task,
-                            name: TaskProperty.state.name
-                        )
+                        let state = try? await caller.daemon.calls.property(.state, of: task)
                         return state == nil || state == .state(.completed)
                     }
                 }
@@ -441,10 +423,7 @@ import Testing
                         $0.errorName == nil || $0.errorName == "org.freedesktop.DBus.Error.UnknownObject"
                     })
             }
-            let left = try await caller.daemon.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: ManagerMethod.listTasks.rawValue
-            )
+            let left = try await caller.daemon.calls.call(.listTasks)
             #expect(left == [.array(.objectPath, [])], "every raced task was forgotten")
         }
     }
@@ -458,7 +437,7 @@ import Testing
         while let path = pending.popLast() {
             let xml =
                 try await client.call(
-                    destination: DaemonFixture.name, path: path, interface: "org.freedesktop.DBus.Introspectable",
+                    destination: HaulBus.name, path: path, interface: "org.freedesktop.DBus.Introspectable",
                     member: "Introspect"
                 ).first?.stringValue ?? ""
             found.append((path, try IntrospectionMembers.interfaces(xml)))

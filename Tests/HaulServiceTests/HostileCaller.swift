@@ -32,7 +32,7 @@ struct HostileCaller {
     static func call(
         _ path: ObjectPath, _ interface: String?, _ member: String, _ body: [DBusValue] = []
     ) -> DBusMessage {
-        .methodCall(destination: DaemonFixture.name, path: path, interface: interface, member: member, body: body)
+        .methodCall(destination: HaulBus.name, path: path, interface: interface, member: member, body: body)
     }
 
     /// Sends every call, at most `concurrency` at a time, checks each reply and then that hauld is alive. Returns the
@@ -76,10 +76,7 @@ struct HostileCaller {
             Issue.record("hauld died (status \(output.status)): \(report.prefix(6000))")
             throw TestSupportError("hauld died")
         }
-        let tasks = try await daemon.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-            member: ManagerMethod.listTasks.rawValue, timeout: .seconds(20)
-        )
+        let tasks = try await daemon.calls.call(.listTasks, timeout: .seconds(20))
         #expect(tasks.first?.arrayValue != nil)
         #expect(try await daemon.indicatorProperty(.state).stringValue != nil)
     }

@@ -7,8 +7,6 @@ import Testing
 /// What hauld reads from its state folder is outside input too: damaged or hostile files cost what they hold,
 /// never hauld itself.
 @Suite(.timeLimit(.minutes(2))) struct HostileDiskTests {
-    static let manager = HaulBus.managerInterface
-
     /// A state folder (`XDG_STATE_HOME`) holding `files` below `haul/`.
     static func stateFolder(_ files: [String: String]) throws -> URL {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("haul-state-\(UUID().uuidString)")
@@ -28,16 +26,11 @@ import Testing
             + #""state": "completed", "outcome": {"success": {}}, "createdAt": 0\#(extra)}"#
     }
 
-    func suspendedDownload(_ fixture: DaemonFixture, _ name: String) async throws -> ObjectPath? {
-        let reply = try await fixture.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-            member: ManagerMethod.downloadWithOptions.rawValue,
-            [
-                .string("http://127.0.0.1:1/"), .string(fixture.bus.directory.appendingPathComponent(name).path),
-                .vardict(DownloadOption.values([.startSuspended: .boolean(true)])),
-            ]
+    func suspendedDownload(_ fixture: DaemonFixture, _ name: String) async throws -> ObjectPath {
+        try await fixture.calls.download(
+            "http://127.0.0.1:1/", to: fixture.bus.directory.appendingPathComponent(name).path,
+            options: [.startSuspended: .boolean(true)]
         )
-        return reply.first?.objectPathValue
     }
 
     /// After a record named for the second-to-last id, the next task takes the last one and the ones after it start
@@ -48,13 +41,10 @@ import Testing
         ])
         defer { try? FileManager.default.removeItem(at: state) }
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
-            var created: [ObjectPath?] = []
+            var created: [ObjectPath] = []
             for name in ["a", "b", "c"] { created.append(try await suspendedDownload(fixture, name)) }
             #expect(created == [HaulBus.taskPath(4_294_967_295), HaulBus.taskPath(2), HaulBus.taskPath(3)])
-            let listed = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: ManagerMethod.listTasks.rawValue
-            )
+            let listed = try await fixture.calls.call(.listTasks)
             #expect(listed.first?.arrayValue?.count == 5)
         }
     }
@@ -75,21 +65,11 @@ import Testing
         ])
         defer { try? FileManager.default.removeItem(at: state) }
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
-            let managed = try await fixture.client.call(
-                destination: DaemonFixture.name, path: HaulBus.rootPath,
-                interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"
-            )
-            guard case .dictionary(_, _, let entries)? = managed.first else {
-                Issue.record("GetManagedObjects answered \(managed)")
-                return
-            }
+            let entries = try await fixture.calls.managedObjects()
             let tasks = entries.compactMap(\.key.objectPathValue).filter { HaulBus.taskID(of: $0) != nil }
             #expect(tasks.sorted() == (1...3).map(HaulBus.taskPath))
             func property(_ id: UInt32, _ property: TaskProperty) async throws -> String {
-                try await fixture.client.property(
-                    destination: DaemonFixture.name, path: HaulBus.taskPath(id), interface: HaulBus.taskInterface,
-                    name: property.name
-                ).stringValue ?? ""
+                try await fixture.calls.property(property, of: HaulBus.taskPath(id)).stringValue ?? ""
             }
             #expect(try await property(1, .url) == "http://127.0.0.1:1/a\u{FFFD}b")
             #expect(try await property(2, .errorMessage) == "a\u{FFFD}b")
@@ -114,10 +94,7 @@ import Testing
         ])
         defer { try? FileManager.default.removeItem(at: state) }
         try await DaemonFixture.with(stateDirectory: state) { fixture throws in
-            let listed = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: ManagerMethod.listTasks.rawValue
-            )
+            let listed = try await fixture.calls.call(.listTasks)
             #expect(listed == [.array(.objectPath, [.objectPath(HaulBus.taskPath(1))])])
             #expect(try await fixture.indicatorProperty(.activationDelay) == .double(1.0), "the defaults")
             #expect(try await suspendedDownload(fixture, "new") == HaulBus.taskPath(8), "after every file's id")

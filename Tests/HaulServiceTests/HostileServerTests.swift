@@ -44,10 +44,7 @@ import Testing
         }
         // A new hauld on the same state starts and lists the task as it ended.
         try await DaemonFixture.with(stateDirectory: state) { daemon throws in
-            let tasks = try await daemon.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
-                member: ManagerMethod.listTasks.rawValue
-            )
+            let tasks = try await daemon.calls.call(.listTasks)
             #expect(tasks.first?.arrayValue?.count == 1)
         }
     }

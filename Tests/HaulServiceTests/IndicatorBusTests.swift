@@ -13,7 +13,7 @@ import Testing
             try await fixture.setIndicator(.activationDelay, .double(0.3))
             try await fixture.setIndicator(.completionDelay, .double(0.2))
             let signals = try await fixture.client.messages(matching: [
-                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
+                MatchRule(kind: .signal, interface: HaulBus.indicatorInterface, member: "VisibilityChanged")
             ])
             var iterator = signals.makeAsyncIterator()
             let holder = try await DBusConnection.connect(address: fixture.bus.address)
@@ -41,7 +41,7 @@ import Testing
         try await DaemonFixture.with { fixture throws in
             try await fixture.setIndicator(.activationDelay, .double(30))
             let changes = try await fixture.client.messages(matching: [
-                MatchRule(kind: .signal, interface: DaemonFixture.indicator, member: "VisibilityChanged")
+                MatchRule(kind: .signal, interface: HaulBus.indicatorInterface, member: "VisibilityChanged")
             ])
             try await fixture.callIndicator(.incrementActivityCount)
             #expect(try await fixture.indicatorProperty(.state) == .state(.delayingStart))
@@ -178,8 +178,8 @@ import Testing
     @Test func propertiesChangedAnnouncesEveryChange() async throws {
         try await DaemonFixture.with { fixture throws in
             let changes = try await fixture.client.messages(matching: [
-                MatchRule(kind: .signal, path: DaemonFixture.manager, interface: "org.freedesktop.DBus.Properties",
-                          member: "PropertiesChanged", arg0: DaemonFixture.indicator)
+                MatchRule(kind: .signal, path: HaulBus.managerPath, interface: "org.freedesktop.DBus.Properties",
+                          member: "PropertiesChanged", arg0: HaulBus.indicatorInterface)
             ])
             var iterator = changes.makeAsyncIterator()
             try await fixture.setIndicator(.completionDelay, .double(0.5))

@@ -15,7 +15,7 @@ import Testing
     func call(_ fixture: DaemonFixture, member: String, _ body: [DBusValue]) async -> DBusError? {
         do {
             _ = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
+                destination: HaulBus.name, path: HaulBus.managerPath, interface: Self.manager,
                 member: member, body
             )
             return nil
@@ -73,34 +73,21 @@ import Testing
     @Test func validRequestsCreateTasks() async throws {
         try await DaemonFixture.with { fixture throws in
             let destination = fixture.bus.directory.appendingPathComponent("f").path
-            let options = DownloadOption.values([
+            let options: [DownloadOption: DBusValue] = [
                 .overwrite: .boolean(true), .sha256: .string(String(repeating: "0", count: 64)),
                 .headers: .stringDictionary(["X-Token": "t"]), .startSuspended: .boolean(true), .maxRetries: .uint32(0),
-            ])
-            let reply = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: ManagerMethod.downloadWithOptions.rawValue,
-                [.string("http://127.0.0.1:1/f"), .string(destination), .vardict(options)]
-            )
-            let task = try #require(reply.first?.objectPathValue)
-            let tasks = try await fixture.client.call(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-                member: ManagerMethod.listTasks.rawValue
-            )
+            ]
+            let task = try await fixture.calls.download("http://127.0.0.1:1/f", to: destination, options: options)
+            let tasks = try await fixture.calls.call(.listTasks)
             #expect(tasks == [.array(.objectPath, [.objectPath(task)])])
-            let state = try await fixture.client.property(
-                destination: DaemonFixture.name, path: task, interface: HaulBus.taskInterface,
-                name: TaskProperty.state.name
-            )
+            let state = try await fixture.calls.property(.state, of: task)
             #expect(state == .state(.suspended))
             for method in [ManagerMethod.suspendAll, .resumeAll] {
                 #expect(await call(fixture, method, []) == nil)
             }
             #expect(await call(fixture, .cancelAll, []) == nil)
             try await waitUntil("the cancelled task to complete") {
-                try await fixture.client.property(
-                    destination: DaemonFixture.name, path: task, interface: HaulBus.taskInterface, name: TaskProperty.state.name
-                ) == .state(.completed)
+                try await fixture.calls.property(.state, of: task) == .state(.completed)
             }
         }
     }

@@ -25,10 +25,7 @@ struct ManyTasksTests {
         defer { server.stop() }
 
         try await DaemonFixture.with(stateDirectory: state) { fixture in
-            try await fixture.client.setProperty(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-                name: ManagerProperty.maxRunningTasks.name, value: .uint32(Self.maxRunning)
-            )
+            try await fixture.calls.set(.maxRunningTasks, to: .uint32(Self.maxRunning))
             // From four connections at once, each with calls waiting for their answers.
             let clients = try await [fixture.client] + (1..<4).asyncMap { _ in
                 try await DBusConnection.connect(address: fixture.bus.address)
@@ -81,10 +78,7 @@ struct ManyTasksTests {
 
         // hauld again on the same state: it answers, and lists every task.
         try await DaemonFixture.with(stateDirectory: state) { fixture in
-            let limit = try await fixture.client.property(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-                name: ManagerProperty.maxRunningTasks.name
-            )
+            let limit = try await fixture.calls.property(.maxRunningTasks)
             #expect(limit.unwrapped == .uint32(Self.maxRunning))
             #expect(try await haulList(fixture) == Set(1...UInt32(Self.count)))
         }
@@ -94,9 +88,8 @@ struct ManyTasksTests {
     private static func create(
         _ number: Int, server: TestHTTPServer, downloads: URL, on client: DBusConnection
     ) async throws {
-        _ = try await client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-            member: ManagerMethod.downloadWithOptions.rawValue,
+        try await HauldCalls(client).call(
+            .downloadWithOptions,
             [
                 .string(server.url("/gen/64m?seed=1&throttle=65536&id=\(number)")),
                 .string(downloads.appendingPathComponent("\(number).bin").path),
@@ -114,10 +107,7 @@ struct ManyTasksTests {
     }
 
     private func callManager(_ method: ManagerMethod, _ fixture: DaemonFixture) async throws {
-        _ = try await fixture.client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-            member: method.rawValue, timeout: Self.patient
-        )
+        try await fixture.calls.call(method, timeout: Self.patient)
     }
 
     /// Calls `method` from the fixture's client and, once it has suspended a first task, reads a Manager property
@@ -126,7 +116,7 @@ struct ManyTasksTests {
         let other = try await DBusConnection.connect(address: fixture.bus.address)
         let changes = try await other.messages(matching: [
             MatchRule(
-                kind: .signal, sender: DaemonFixture.name, pathNamespace: HaulBus.tasksPath,
+                kind: .signal, sender: HaulBus.name, pathNamespace: HaulBus.tasksPath,
                 interface: StandardInterfaces.properties.name, member: "PropertiesChanged"
             )
         ])
@@ -140,10 +130,7 @@ struct ManyTasksTests {
         where change.body.dropFirst().first?.stringDictionary?[TaskProperty.state.name] == suspended {
             break
         }
-        _ = try await other.property(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: HaulBus.managerInterface,
-            name: ManagerProperty.maxRunningTasks.name
-        )
+        _ = try await HauldCalls(other).property(.maxRunningTasks)
         let first = await !answered.value
         try await call.value
         await other.close()

@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct QueueBusTests {
     @Test func theServerNeverSeesMoreTransfersThanMaxRunningTasks() async throws {
         try await TransferFixture.with { f throws in
-            try await f.setManager(.maxRunningTasks, .uint32(2))
+            try await f.calls.set(.maxRunningTasks, to: .uint32(2))
             let targets = (1...4).map { "/gen/1m?seed=\(40 + $0)&throttle=262144" }
             var tasks: [ObjectPath] = []
             for (index, target) in targets.enumerated() {

@@ -28,7 +28,7 @@ import Testing
     /// The Manager's upload limit paces an upload's body.
     @Test func theUploadLimitPacesUploads() async throws {
         try await TransferFixture.with { f throws in
-            try await f.setManager(.uploadRateLimit, .uint64(UInt64(Self.mib)))
+            try await f.calls.set(.uploadRateLimit, to: .uint64(UInt64(Self.mib)))
             let source = f.folder.appendingPathComponent("source")
             try await TestHTTPServer.writeGenerated(size: 2 * Self.mib, seed: 22, to: source)
             let start = ContinuousClock.now
@@ -49,10 +49,7 @@ import Testing
                 "/gen/16m?seed=23", to: "lifted.bin", options: [.rateLimit: .uint64(256 * 1024)]
             )
             try await f.wait(task, received: 1)
-            try await f.client.setProperty(
-                destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
-                name: TaskProperty.rateLimit.name, value: .uint64(0)
-            )
+            try await f.calls.set(.rateLimit, of: task, to: .uint64(0))
             // At 256 KiB/s the 16 MiB would take 64 s.
             try await f.wait(task, until: .completed, timeout: .seconds(30))
             #expect(try await f.errorName(task) == "")
@@ -64,12 +61,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: state) }
         var suspended: ObjectPath?
         try await TransferFixture.with(stateDirectory: state) { f throws in
-            try await f.setManager(.downloadRateLimit, .uint64(2 * UInt64(Self.mib)))
-            try await f.setManager(.uploadRateLimit, .uint64(4096))
+            try await f.calls.set(.downloadRateLimit, to: .uint64(2 * UInt64(Self.mib)))
+            try await f.calls.set(.uploadRateLimit, to: .uint64(4096))
             for property in [ManagerProperty.downloadRateLimit, .uploadRateLimit] {
                 for bad: DBusValue in [.uint64(1), .uint64(4095), .uint32(8192), .int64(8192)] {
                     do {
-                        try await f.setManager(property, bad)
+                        try await f.calls.set(property, to: bad)
                         Issue.record("\(property.name) took \(bad)")
                     } catch let error as DBusError {
                         #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs", "\(property.name) = \(bad)")
@@ -86,16 +83,11 @@ import Testing
                 "/gen/1k?seed=24", to: "later.bin",
                 options: [.startSuspended: .boolean(true), .rateLimit: .uint64(8192)]
             )
-            try await f.client.setProperty(
-                destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
-                name: TaskProperty.rateLimit.name, value: .uint64(65536)
-            )
+            try await f.calls.set(.rateLimit, of: task, to: .uint64(65536))
             suspended = task
         }
         try await TransferFixture.with(stateDirectory: state) { f throws in
-            let manager = try await f.client.allProperties(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager
-            )
+            let manager = try await f.calls.managerProperties()
             #expect(ManagerProperty.downloadRateLimit.value(in: manager) == .uint64(2 * UInt64(Self.mib)))
             #expect(ManagerProperty.uploadRateLimit.value(in: manager) == .uint64(4096))
             let task = try #require(suspended)

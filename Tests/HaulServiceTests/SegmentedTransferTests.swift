@@ -24,11 +24,11 @@ import Testing
             #expect(log.count >= 4 && log.first?.range == "bytes=0-1048575")
             #expect(log.dropFirst().allSatisfy { $0.ifRange == "\"gen-8388608-91\"" })
 
-            try await f.setManager(.defaultConnections, .uint32(3))
+            try await f.calls.set(.defaultConnections, to: .uint32(3))
             let byDefault = try await f.download("/gen/1k?seed=92", to: "default.bin")
             #expect(try await f.property(byDefault, .connections) == .uint32(3))
             for bad: DBusValue in [.uint32(0), .uint32(17), .int32(2)] {
-                await #expect(throws: DBusError.self) { try await f.setManager(.defaultConnections, bad) }
+                await #expect(throws: DBusError.self) { try await f.calls.set(.defaultConnections, to: bad) }
             }
             do {
                 _ = try await f.download("/gen/1k", to: "bad.bin", options: [.connections: .uint32(17)])
@@ -40,18 +40,12 @@ import Testing
             let later = try await f.download(
                 "/gen/1k?seed=93", to: "later.bin", options: [.startSuspended: .boolean(true)]
             )
-            try await f.client.setProperty(
-                destination: DaemonFixture.name, path: later, interface: TransferFixture.task,
-                name: TaskProperty.connections.name, value: .uint32(8)
-            )
+            try await f.calls.set(.connections, of: later, to: .uint32(8))
             #expect(try await f.property(later, .connections) == .uint32(8))
         }
         // Kept across a restart.
         try await DaemonFixture.with(stateDirectory: state) { daemon throws in
-            let value = try await daemon.client.property(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
-                name: ManagerProperty.defaultConnections.name
-            )
+            let value = try await daemon.calls.property(.defaultConnections)
             #expect(value == .uint32(3))
         }
     }
@@ -94,12 +88,8 @@ import Testing
         let size = 24 * Self.mib
         let query = "/gen/24m?seed=\(seed)&throttle=500000"
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
-        let reply = try await client.call(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
-            member: ManagerMethod.downloadWithOptions.rawValue,
-            [.string(server.url(query)), .string(target), .vardict(DownloadOption.values([.connections: .uint32(4)]))]
-        )
-        let task = try #require(reply.first?.objectPathValue)
+        let hauld = HauldCalls(client)
+        let task = try await hauld.download(server.url(query), to: target, options: [.connections: .uint32(4)])
         let savedDone = { store.loadAll().records.first?.segments?.bytesDone ?? 0 }
         if signal == SIGKILL {
             try await waitUntil("a plan of 8 MiB saved", timeout: .seconds(30), every: .milliseconds(50)) {
@@ -107,10 +97,7 @@ import Testing
             }
         } else {
             try await waitUntil("8 MiB received", timeout: .seconds(30), every: .milliseconds(50)) {
-                let received = try? await client.property(
-                    destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
-                    name: TaskProperty.bytesReceived.name
-                )
+                let received = try? await hauld.property(.bytesReceived, of: task)
                 return (received?.uint64Value ?? 0) >= UInt64(8 * Self.mib)
             }
         }
@@ -120,9 +107,7 @@ import Testing
 
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
         try await waitUntil("the restored download to complete", timeout: .seconds(60), every: .milliseconds(100)) {
-            (try? await client.property(
-                destination: DaemonFixture.name, path: task, interface: TransferFixture.task, name: "State"
-            )) == .state(.completed)
+            (try? await hauld.property(.state, of: task)) == .state(.completed)
         }
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: size, seed: seed)))
         let stats = try await server.stats()
@@ -162,15 +147,6 @@ import Testing
     }
 }
 
-extension TransferFixture {
-    func setManager(_ property: ManagerProperty, _ value: DBusValue) async throws {
-        try await client.setProperty(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: Self.manager,
-            name: property.name, value: value
-        )
-    }
-}
-
 extension SegmentedTransferTests {
     /// Suspend closes every connection: once it returns nothing more reaches the file, and Resume continues each
     /// segment to a byte-exact result.
@@ -206,10 +182,7 @@ extension SegmentedTransferTests {
             let task = try await f.download(query, to: "raised.bin")
             try await f.wait(task, received: 2_000_000)
             try await f.taskCall(task, .suspend)
-            try await f.client.setProperty(
-                destination: DaemonFixture.name, path: task, interface: TransferFixture.task,
-                name: TaskProperty.connections.name, value: .uint32(4)
-            )
+            try await f.calls.set(.connections, of: task, to: .uint32(4))
             try await f.taskCall(task, .resume)
             try await f.wait(task, until: .completed)
             #expect(try await f.sha256(of: "raised.bin") == (try await TestHTTPServer.sha256OfGenerated(size: 8 * Self.mib, seed: 97)))

@@ -30,10 +30,7 @@ import Testing
     }
 
     static func manager(_ f: TransferFixture, _ property: ManagerProperty) async throws -> DBusValue {
-        try await f.client.property(
-            destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
-            name: property.name
-        )
+        try await f.calls.property(property)
     }
 
     static func waitForQueue(_ f: TransferFixture, _ task: ObjectPath, _ reason: WaitingForName) async throws {
@@ -184,10 +181,7 @@ import Testing
             inhibitors.filter { $0.mode == "block" && $0.what.contains("idle") }
         }
         try await TransferFixture.with(stateDirectory: state, environment: system.environment) { f throws in
-            try await f.client.setProperty(
-                destination: DaemonFixture.name, path: DaemonFixture.manager, interface: TransferFixture.manager,
-                name: ManagerProperty.inhibitSleep.name, value: .boolean(true)
-            )
+            try await f.calls.set(.inhibitSleep, to: .boolean(true))
             // On loopback, paused by the server for good after 100 000 bytes: it transfers until cancelled.
             let task = try await f.download("/gen/1m?seed=68&stall-after=100000", to: "held.bin")
             try await f.wait(task, received: 1)

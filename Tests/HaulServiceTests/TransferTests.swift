@@ -190,7 +190,7 @@ import Testing
     @Test func signalsAndObjectsFollowTheTask() async throws {
         try await TransferFixture.with { f throws in
             let signals = try await f.client.messages(matching: [
-                MatchRule(kind: .signal, path: DaemonFixture.manager, interface: TransferFixture.manager),
+                MatchRule(kind: .signal, path: HaulBus.managerPath, interface: HaulBus.managerInterface),
                 MatchRule(kind: .signal, path: HaulBus.rootPath, interface: "org.freedesktop.DBus.ObjectManager"),
             ])
             var iterator = signals.makeAsyncIterator()
@@ -265,10 +265,8 @@ import Testing
 
         let first = try await HauldProcess(bus: bus, stateDirectory: state)
         let client = try await DBusConnection.connect(address: bus.address)
-        let reply = try await client.call(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            member: ManagerMethod.download.rawValue, [.string(server.url(query)), .string(target)]
-        )
+        let hauld = HauldCalls(client)
+        let reply = try await hauld.call(.download, [.string(server.url(query)), .string(target)])
         let task = try #require(reply.first?.objectPathValue)
         // Killed mid-download, once some bytes are on disk.
         let partialPath = target + ".haul-partial"
@@ -282,25 +280,16 @@ import Testing
         let second = try await HauldProcess(bus: bus, stateDirectory: state)
         let restored: [DBusValue]
         do {
-            restored = try await client.call(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                member: ManagerMethod.listTasks.rawValue
-            )
+            restored = try await hauld.call(.listTasks)
         } catch {
             let output = await second.stop()
             Issue.record("the restarted hauld did not answer (\(error)); it exited \(output.status): \(output.stderr)")
             return
         }
-        _ = try await client.call(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            member: ManagerMethod.listTasks.rawValue
-        )
+        try await hauld.call(.listTasks)
         #expect(restored == [.array(.objectPath, [.objectPath(task)])])
         try await waitUntil("the restored download to complete", timeout: .seconds(60), every: .milliseconds(100)) {
-            try await client.property(
-                destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: TaskProperty.state.name
-            )
-                == .state(.completed)
+            try await hauld.property(.state, of: task) == .state(.completed)
         }
         #expect(try await TestHTTPServer.sha256(ofFile: URL(fileURLWithPath: target)) == (try await TestHTTPServer.sha256OfGenerated(size: 4 * Self.mib, seed: 25)))
         let ranges = try await server.stats().ranges(query)

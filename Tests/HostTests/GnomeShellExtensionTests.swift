@@ -220,37 +220,24 @@ private struct Hauld {
         Hauld(connection: try await DBusConnection.connect(address: bus.address))
     }
 
+    var calls: HauldCalls { HauldCalls(connection) }
+
     func close() async { await connection.close() }
 
     func download(_ url: String, to path: String, suspended: Bool = false) async throws -> ObjectPath {
-        let options = [DBusDictEntry(.string(DownloadOption.startSuspended.rawValue), .variant(.boolean(suspended)))]
-        let reply = try await connection.call(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            member: ManagerMethod.downloadWithOptions.rawValue,
-            [.string(url), .string(path), .dictionary(key: .string, value: .variant, options)]
-        )
-        guard case .objectPath(let task)? = reply.first else { throw TestSupportError("Download answered \(reply)") }
-        return task
+        try await calls.download(url, to: path, options: [.startSuspended: .boolean(suspended)])
     }
 
     func hold() async throws {
-        _ = try await connection.call(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-            member: IndicatorMethod.incrementActivityCount.rawValue
-        )
+        try await calls.call(.incrementActivityCount)
     }
 
     func setTask(_ task: ObjectPath, suspend: Bool) async throws {
-        _ = try await connection.call(
-            destination: HaulBus.name, path: task, interface: HaulBus.taskInterface,
-            member: (suspend ? TaskMethod.suspend : TaskMethod.resume).rawValue
-        )
+        try await calls.call(suspend ? .suspend : .resume, on: task)
     }
 
     func task(_ task: ObjectPath, _ property: TaskProperty) async throws -> DBusValue {
-        try await connection.property(
-            destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: property.name
-        )
+        try await calls.property(property, of: task)
     }
 
     func state(_ task: ObjectPath) async throws -> TaskStateName? {
@@ -258,23 +245,14 @@ private struct Hauld {
     }
 
     func indicator(_ property: IndicatorProperty) async throws -> DBusValue {
-        try await connection.property(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-            name: property.name
-        )
+        try await calls.property(property)
     }
 
     func manager(_ property: ManagerProperty) async throws -> DBusValue {
-        try await connection.property(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            name: property.name
-        )
+        try await calls.property(property)
     }
 
     func setManager(_ property: ManagerProperty, _ value: DBusValue) async throws {
-        try await connection.setProperty(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            name: property.name, value: value
-        )
+        try await calls.set(property, to: value)
     }
 }

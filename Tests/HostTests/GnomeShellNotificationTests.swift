@@ -22,17 +22,13 @@ import Testing
                 try await client.nameHasOwner("org.freedesktop.Notifications")
             }
             try await shell.clearBanners()
-            let reply = try await client.call(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                member: ManagerMethod.download.rawValue,
-                [.string(server.url("/gen/64k?seed=5")), .string(shell.homeFile("quarterly-report.pdf"))]
+            let calls = HauldCalls(client)
+            let reply = try await calls.call(
+                .download, [.string(server.url("/gen/64k?seed=5")), .string(shell.homeFile("quarterly-report.pdf"))]
             )
             guard case .objectPath(let task)? = reply.first else { throw TestSupportError("Download: \(reply)") }
             try await waitUntil("the download to finish") {
-                try await client.property(
-                    destination: HaulBus.name, path: task, interface: HaulBus.taskInterface,
-                    name: TaskProperty.state.name
-                ) == .state(.completed)
+                try await calls.property(.state, of: task) == .state(.completed)
             }
             var banners: GnomeShell.Banners?
             try await hauld.explainingFailure {

@@ -71,16 +71,11 @@ struct HandOffFixture {
     /// hauld's tasks, or none when hauld is not running.
     func tasks() async throws -> [TaskSnapshot] {
         guard try await client.nameHasOwner(HaulBus.name) else { return [] }
-        let paths = try await client.call(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            member: ManagerMethod.listTasks.rawValue
-        ).first?.arrayValue ?? []
+        let hauld = HauldCalls(client)
+        let paths = try await hauld.call(.listTasks).first?.arrayValue ?? []
         var tasks: [TaskSnapshot] = []
         for path in paths.compactMap(\.objectPathValue) {
-            let properties = try await client.allProperties(
-                destination: HaulBus.name, path: path, interface: HaulBus.taskInterface
-            )
-            tasks.append(TaskSnapshot(properties: properties))
+            tasks.append(TaskSnapshot(properties: try await hauld.properties(of: path)))
         }
         return tasks
     }

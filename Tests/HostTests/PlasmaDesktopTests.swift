@@ -50,10 +50,7 @@ import Testing
             try await Self.wait(for: task, toBe: .running, after: "Resume", with: client)
             try await session.click(x: Self.stopButton.x, y: Self.stopButton.y)
             try await Self.wait(for: task, toBe: .completed, after: "Stop", with: client)
-            let error = try await client.property(
-                destination: HaulBus.name, path: task, interface: HaulBus.taskInterface,
-                name: TaskProperty.errorName.name
-            )
+            let error = try await HauldCalls(client).property(.errorName, of: task)
             #expect(error == .string(HaulErrorName.cancelled.fullName))
             _ = try await shots.take("stopped")
             await client.close()
@@ -68,10 +65,8 @@ import Testing
         try await Self.inPlasma("plasma-queue") { session, server, artefacts in
             let hauld = try await HauldProcess(bus: session.bus)
             let client = try await DBusConnection.connect(address: session.bus.address)
-            try await client.setProperty(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                name: ManagerProperty.maxRunningTasks.name, value: .uint32(1)
-            )
+            let calls = HauldCalls(client)
+            try await calls.set(.maxRunningTasks, to: .uint32(1))
             let first = try await Self.download(
                 server.url("/gen/64m?seed=63&throttle=200000"), to: artefacts.path("first.bin"), with: client
             )
@@ -90,20 +85,11 @@ import Testing
             try await Self.wait(for: second, toBe: .suspended, after: "Suspend all", with: client)
             // Nothing runs now: the icon goes passive, and Plasma hides it. The first transfer, resumed over the bus,
             // brings it back; the menu's Resume all resumes the second, in a slot of its own.
-            try await client.setProperty(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                name: ManagerProperty.maxRunningTasks.name, value: .uint32(4)
-            )
-            _ = try await client.call(
-                destination: HaulBus.name, path: first, interface: HaulBus.taskInterface,
-                member: TaskMethod.resume.rawValue
-            )
+            try await calls.set(.maxRunningTasks, to: .uint32(4))
+            try await calls.call(.resume, on: first)
             try await Self.chooseFromTrayMenu("Resume all", shots: &shots, session: session)
             try await Self.wait(for: second, toBe: .running, after: "Resume all", with: client)
-            _ = try await client.call(
-                destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-                member: ManagerMethod.cancelAll.rawValue
-            )
+            try await calls.call(.cancelAll)
 
             // Each ending is read while it shows: Plasma takes a popup away after some seconds, unless the pointer
             // is on it. The failure comes after a second, so that the job is there before it ends.
@@ -160,9 +146,7 @@ import Testing
             }
             let seen = try await ImageProbe.text(in: shot, area: Self.popup)
             #expect(seen.contains("Download complete") && seen.contains("annual-report") && seen.contains("Open"))
-            let taskState = try await client.property(
-                destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: TaskProperty.state.name
-            )
+            let taskState = try await HauldCalls(client).property(.state, of: task)
             #expect(taskState == .state(.completed))
             let click = try #require(button)
             try await session.click(x: click.x, y: click.y)
@@ -228,10 +212,7 @@ import Testing
     }
 
     static func download(_ url: String, to file: String, with client: DBusConnection) async throws -> ObjectPath {
-        let reply = try await client.call(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            member: ManagerMethod.download.rawValue, [.string(url), .string(file)]
-        )
+        let reply = try await HauldCalls(client).call(.download, [.string(url), .string(file)])
         guard case .objectPath(let task)? = reply.first else { throw TestSupportError("Download: \(reply)") }
         return task
     }
@@ -241,9 +222,7 @@ import Testing
     ) async throws {
         var last = DBusValue.string("")
         try await waitUntil("\(what) to make the task \(state.rawValue)", timeout: .seconds(30), seen: { "\(last)" }) {
-            last = try await client.property(
-                destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: TaskProperty.state.name
-            )
+            last = try await HauldCalls(client).property(.state, of: task)
             return last == .state(state)
         }
     }
