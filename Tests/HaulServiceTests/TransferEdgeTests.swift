@@ -50,7 +50,9 @@ import Testing
     }
 
     @Test func aFolderHauldCannotWriteIntoIsRefusedOrFailsTheTask() async throws {
-        try await TransferFixture.with(launcher: Self.withoutRootsFilePowers) { f throws in
+        // A read timeout longer than the server's pause below: the attempt must outlast the pause, not time out and
+        // wait for its retry while the test waits for the outcome.
+        try await TransferFixture.with(readTimeout: 120, launcher: Self.withoutRootsFilePowers) { f throws in
             let locked = f.folder.appendingPathComponent("locked")
             try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: false)
             try Self.setMode(0o500, of: locked)
@@ -64,13 +66,13 @@ import Testing
             // The folder turns read-only while the download runs: the file cannot be put in place.
             let later = f.folder.appendingPathComponent("later")
             try FileManager.default.createDirectory(at: later, withIntermediateDirectories: false)
-            // The server pauses 30 s after the first 100,000 bytes, so that a loaded machine (the suite's start, when
-            // this test waited 8 s for its turn) cannot finish the download before the folder is locked.
-            let task = try await f.download("/gen/400k?seed=33&stall-after=100000&stall-seconds=30", to: "later/x.bin")
+            // The server pauses 20 s after the first 100,000 bytes, so that a loaded machine cannot finish the download
+            // before the folder is locked; the wait for the outcome outlasts the pause.
+            let task = try await f.download("/gen/400k?seed=33&stall-after=100000&stall-seconds=20", to: "later/x.bin")
             try await f.wait(task, received: 1)
             try Self.setMode(0o500, of: later)
             defer { try? Self.setMode(0o700, of: later) }
-            try await f.wait(task, until: .completed)
+            try await f.wait(task, until: .completed, timeout: .seconds(90))
             #expect(try await f.errorName(task) == HaulErrorName.permissionDenied.fullName)
             #expect(!FileManager.default.fileExists(atPath: f.file("later/x.bin")))
         }
