@@ -236,6 +236,9 @@ package final class RateMeter: Sendable {
         balance.subtract(bytes, ordering: .relaxed)
     }
 
+    /// Whether a limit applies to the task now, its own or the global one of its direction.
+    var isLimited: Bool { gate.tightestLimit(for: task, direction: direction) != nil }
+
     /// The receive buffer a new connection of the attempt should have (``RateGate/receiveBuffer(for:direction:)``).
     var receiveBuffer: Int? { gate.receiveBuffer(for: task, direction: direction) }
 

@@ -31,8 +31,20 @@ package final class TransferClient: Sendable {
         package init() {}
     }
 
+    /// What a client's pooled connections are kept for: one proxy's route (nil: direct), and transfers a limit
+    /// applies to or not.
+    ///
+    /// A limited transfer never takes a connection an unlimited one left in the pool. An unlimited download grows its
+    /// connection's receive window to many megabytes (Linux's `tcp_rmem` allows 32 MiB); a limited one reading that
+    /// connection at its pace let the server push its data ahead of the limit, 20 MB in half a second, before the
+    /// window's back-pressure reached it, and then sent nothing for ten seconds while hauld read what the kernel held.
+    private struct Route: Hashable {
+        var proxy: ProxyServer?
+        var limited: Bool
+    }
+
     private struct Clients: ~Copyable {
-        var byProxy: [ProxyServer?: HTTPClient] = [:]
+        var byRoute: [Route: HTTPClient] = [:]
         var isShutDown = false
     }
 
@@ -91,8 +103,8 @@ package final class TransferClient: Sendable {
     package func shutdown() async {
         let all = clients.withLock { clients in
             clients.isShutDown = true
-            defer { clients.byProxy = [:] }
-            return Array(clients.byProxy.values)
+            defer { clients.byRoute = [:] }
+            return Array(clients.byRoute.values)
         }
         for client in all { try? await client.shutdown() }
     }
@@ -240,7 +252,7 @@ package final class TransferClient: Sendable {
                     )
                 }
             }
-            let client = try client(for: proxy)
+            let client = try client(for: Route(proxy: proxy, limited: rate?.isLimited ?? false))
             var request = try HTTPClient.Request(url: wire, method: method, headers: HTTPHeaders(headers))
             request.body = body?.body(rate: rate)
             let delegate = ResponseSinkDelegate(sink, rate: body == nil ? rate : nil)
@@ -295,15 +307,15 @@ package final class TransferClient: Sendable {
         (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + ":\(port)"
     }
 
-    /// The client for `proxy`'s route, made on first use.
-    private func client(for proxy: ProxyServer?) throws(TransferFailure) -> HTTPClient {
+    /// The client for `route`, made on first use.
+    private func client(for route: Route) throws(TransferFailure) -> HTTPClient {
         let client: HTTPClient? = clients.withLock { clients in
             guard !clients.isShutDown else { return nil }
-            if let client = clients.byProxy[proxy] { return client }
+            if let client = clients.byRoute[route] { return client }
             var configuration = baseConfiguration
-            configuration.proxy = proxy.map(Self.clientProxy)
+            configuration.proxy = route.proxy.map(Self.clientProxy)
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            clients.byProxy[proxy] = client
+            clients.byRoute[route] = client
             return client
         }
         guard let client else { throw .cancelled }

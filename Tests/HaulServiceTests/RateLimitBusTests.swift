@@ -25,6 +25,29 @@ import Testing
         }
     }
 
+    /// A limited download never takes a connection an unlimited one left open: that connection's receive window grew
+    /// with the unlimited transfer, and the server would push that much of the limited one ahead of its limit.
+    @Test func aLimitedDownloadOpensAConnectionOfItsOwn() async throws {
+        try await TransferFixture.with { f throws in
+            // One after another, so that each event loop has an idle connection to the server in the pool.
+            var unlimited: [String] = []
+            for index in 0..<4 {
+                let query = "/gen/64k?seed=24&unlimited=\(index)"
+                try await f.wait(try await f.download(query, to: "unlimited-\(index).bin"), until: .completed)
+                unlimited.append(query)
+            }
+            let limited = "/gen/64k?seed=24&limited=1"
+            let task = try await f.download(limited, to: "limited.bin", options: [.rateLimit: .uint64(UInt64(Self.mib))])
+            try await f.wait(task, until: .completed)
+            let stats = try await f.server.stats()
+            let pooled = Set(unlimited.compactMap { stats.log($0).first?.connection })
+            // The unlimited downloads shared their connections, so there was one to take.
+            #expect(pooled.count < unlimited.count)
+            let connection = try #require(stats.log(limited).first?.connection)
+            #expect(!pooled.contains(connection))
+        }
+    }
+
     /// The Manager's upload limit paces an upload's body.
     @Test func theUploadLimitPacesUploads() async throws {
         try await TransferFixture.with { f throws in
