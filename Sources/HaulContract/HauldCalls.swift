@@ -24,24 +24,16 @@ package struct HauldCalls: Sendable {
     }
 
     package func property(_ property: ManagerProperty) async throws -> DBusValue {
-        try await connection.property(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            name: property.name
-        )
+        try await value(of: property.name, in: HaulBus.managerInterface, at: HaulBus.managerPath)
     }
 
     package func set(_ property: ManagerProperty, to value: DBusValue) async throws {
-        try await connection.setProperty(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface,
-            name: property.name, value: value
-        )
+        try await set(property.name, in: HaulBus.managerInterface, at: HaulBus.managerPath, to: value)
     }
 
     /// Every manager property, by name.
     package func managerProperties() async throws -> [String: DBusValue] {
-        try await connection.allProperties(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.managerInterface
-        )
+        try await values(in: HaulBus.managerInterface, at: HaulBus.managerPath)
     }
 
     /// `DownloadWithOptions`; the new task's path.
@@ -68,24 +60,16 @@ package struct HauldCalls: Sendable {
     }
 
     package func property(_ property: IndicatorProperty) async throws -> DBusValue {
-        try await connection.property(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-            name: property.name
-        )
+        try await value(of: property.name, in: HaulBus.indicatorInterface, at: HaulBus.managerPath)
     }
 
     package func set(_ property: IndicatorProperty, to value: DBusValue) async throws {
-        try await connection.setProperty(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface,
-            name: property.name, value: value
-        )
+        try await set(property.name, in: HaulBus.indicatorInterface, at: HaulBus.managerPath, to: value)
     }
 
     /// Every indicator property, by name.
     package func indicatorProperties() async throws -> [String: DBusValue] {
-        try await connection.allProperties(
-            destination: HaulBus.name, path: HaulBus.managerPath, interface: HaulBus.indicatorInterface
-        )
+        try await values(in: HaulBus.indicatorInterface, at: HaulBus.managerPath)
     }
 
     // MARK: Tasks
@@ -101,20 +85,16 @@ package struct HauldCalls: Sendable {
     }
 
     package func property(_ property: TaskProperty, of task: ObjectPath) async throws -> DBusValue {
-        try await connection.property(
-            destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: property.name
-        )
+        try await value(of: property.name, in: HaulBus.taskInterface, at: task)
     }
 
     package func set(_ property: TaskProperty, of task: ObjectPath, to value: DBusValue) async throws {
-        try await connection.setProperty(
-            destination: HaulBus.name, path: task, interface: HaulBus.taskInterface, name: property.name, value: value
-        )
+        try await set(property.name, in: HaulBus.taskInterface, at: task, to: value)
     }
 
     /// Every property of a task, by name.
     package func properties(of task: ObjectPath) async throws -> [String: DBusValue] {
-        try await connection.allProperties(destination: HaulBus.name, path: task, interface: HaulBus.taskInterface)
+        try await values(in: HaulBus.taskInterface, at: task)
     }
 
     /// `GetManagedObjects` of hauld's object manager: each object's path and its interfaces with their properties,
@@ -128,5 +108,21 @@ package struct HauldCalls: Sendable {
             throw DBusError.failed("GetManagedObjects answered \(reply)")
         }
         return objects
+    }
+
+    // MARK: Properties of any of the three interfaces
+
+    private func value(of name: String, in interface: String, at path: ObjectPath) async throws -> DBusValue {
+        try await connection.property(destination: HaulBus.name, path: path, interface: interface, name: name)
+    }
+
+    private func set(_ name: String, in interface: String, at path: ObjectPath, to value: DBusValue) async throws {
+        try await connection.setProperty(
+            destination: HaulBus.name, path: path, interface: interface, name: name, value: value
+        )
+    }
+
+    private func values(in interface: String, at path: ObjectPath) async throws -> [String: DBusValue] {
+        try await connection.allProperties(destination: HaulBus.name, path: path, interface: interface)
     }
 }
