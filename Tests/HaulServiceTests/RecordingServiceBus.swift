@@ -67,9 +67,8 @@ final class RecordingServiceBus: ServiceBus {
                 objects[path, default: [:]][interface.description.name] = exported
             }
             guard announced, isManaged(path) else { return }
-            var entries = StandardInterfaces.common.map { DBusDictEntry(.string($0.name), .vardict([:])) }
-            for name in interfaces.map(\.description.name).sorted() {
-                entries.append(DBusDictEntry(.string(name), .vardict(objects[path]?[name]?.properties ?? [:])))
+            let entries = interfaces.map(\.description.name).sorted().map { name in
+                DBusDictEntry(.string(name), .vardict(objects[path]?[name]?.properties ?? [:]))
             }
             let added = DBusValue.dictionary(key: .string, value: .dictionary(key: .string, value: .variant), entries)
             try emit(
@@ -85,7 +84,7 @@ final class RecordingServiceBus: ServiceBus {
             guard let removed = objects.removeValue(forKey: path), isManaged(path) else { return }
             try emit(
                 path: objectManager, interface: StandardInterfaces.objectManager.name, member: "InterfacesRemoved",
-                [.objectPath(path), .strings(StandardInterfaces.common.map(\.name) + removed.keys.sorted())],
+                [.objectPath(path), .strings(removed.keys.sorted())],
                 in: objects
             )
         }

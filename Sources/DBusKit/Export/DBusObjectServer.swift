@@ -212,7 +212,7 @@ public actor DBusObjectServer {
         if let manager = manager(of: path) {
             try emitSignal(
                 path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesRemoved",
-                [.objectPath(path), .strings(StandardInterfaces.common.map(\.name) + removed.keys.sorted())]
+                [.objectPath(path), .strings(removed.keys.sorted())]
             )
         }
     }
@@ -533,18 +533,18 @@ public actor DBusObjectServer {
         return encoded
     }
 
-    /// An object's interfaces as `InterfacesAdded` and `GetManagedObjects` list them: the standard interfaces, without
-    /// properties (nil), then `interfaces` in name order.
-    private static func listed(_ interfaces: [String: ExportedState]) -> [(name: String, state: ExportedState?)] {
-        StandardInterfaces.common.map { ($0.name, nil) } + interfaces.keys.sorted().map { ($0, interfaces[$0]) }
+    /// An object's interfaces as `InterfacesAdded` and `GetManagedObjects` list them: the exported ones, in name order.
+    /// The standard interfaces every object has are left out, as GDBus does: they carry no properties, and naming them
+    /// cost every object of a 10,000-task reply 14 % of its bytes and every side of the bus a tenth of its CPU.
+    private static func listed(_ interfaces: [String: ExportedState]) -> [(name: String, state: ExportedState)] {
+        interfaces.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     /// What ``write(_:to:)`` writes, as a value.
     private static func interfacesAndProperties(_ interfaces: [String: ExportedState]) -> DBusValue {
-        let none = DBusValue.dictionary(key: .string, value: .variant, [])
-        return .dictionary(
+        .dictionary(
             key: .string, value: .dictionary(key: .string, value: .variant),
-            listed(interfaces).map { DBusDictEntry(.string($0.name), $0.state?.vardict ?? none) }
+            listed(interfaces).map { DBusDictEntry(.string($0.name), $0.state.vardict) }
         )
     }
 
@@ -555,7 +555,6 @@ public actor DBusObjectServer {
             for (name, state) in listed(interfaces) {
                 try writer.entry(name) { writer throws(DBusError) in
                     try writer.dictionary { writer throws(DBusError) in
-                        guard let state else { return }
                         for (property, value) in zip(state.layout.names, state.values) {
                             try writer.entry(property) { writer throws(DBusError) in try writer.variant(value) }
                         }

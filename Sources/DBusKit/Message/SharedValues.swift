@@ -4,11 +4,11 @@ import Glibc
 
 /// Values a large body repeats, decoded once and then shared by `WireReader`.
 ///
-/// A `GetManagedObjects` reply of 10,000 objects repeats the same interface and property names, mostly the same small
-/// values (`false`, `0`, `""`, `"suspended"`) and three empty dictionaries in every object. Decoded one by one, each
-/// name longer than 15 bytes (Swift stores shorter ones inline), each variant and each dictionary (boxed cases) is an
-/// allocation of its own: some 40 per object, most of the client's cost, much of it glibc growing and trimming its
-/// heap. Shared, a repeat costs a lookup and a retain. Sharing is invisible to the caller, since values are immutable.
+/// A `GetManagedObjects` reply of 10,000 objects repeats the same interface and property names and mostly the same
+/// small values (`false`, `0`, `""`, `"suspended"`). Decoded one by one, each name longer than 15 bytes (Swift stores
+/// shorter ones inline) and each variant (a boxed case) is an allocation of its own: most of the client's cost, much
+/// of it glibc growing and trimming its heap. Shared, a repeat costs a lookup and a retain. Sharing is invisible to
+/// the caller, since values are immutable.
 ///
 /// Each table is direct-mapped: a slot keeps the last value whose key fell on it, so a collision only costs a miss.
 struct SharedValues {
@@ -26,7 +26,6 @@ struct SharedValues {
 
     private var strings = [String?](repeating: nil, count: Self.slots)
     private var variants = [(key: VariantKey, value: DBusValue)?](repeating: nil, count: Self.slots)
-    private var lastEmptyDictionary: DBusValue?
 
     /// The string of `utf8`, the one decoded before if it had the same bytes.
     mutating func string(_ utf8: UnsafeRawBufferPointer) -> String {
@@ -38,15 +37,6 @@ struct SharedValues {
         let string = String(decoding: utf8, as: UTF8.self)
         strings[slot] = string
         return string
-    }
-
-    /// An empty dictionary of these types: the one made before, if it had them. Every object of a
-    /// `GetManagedObjects` reply lists three standard interfaces without properties.
-    mutating func emptyDictionary(key: DBusType, value: DBusType) -> DBusValue {
-        if let empty = lastEmptyDictionary, case .dictionary(key, value, _) = empty { return empty }
-        let empty = DBusValue.dictionary(key: key, value: value, [])
-        lastEmptyDictionary = empty
-        return empty
     }
 
     /// The variant decoded before under `key`, if any.

@@ -87,7 +87,6 @@ struct WireReader {
             return .array(element, Array(elements[first...]))
         case .dictionary(let key, let value):
             let end = try arrayEnd(elementAlignment: 8)
-            if end == offset, let empty = shared?.emptyDictionary(key: key, value: value) { return empty }
             let first = entries.count
             defer { entries.removeSubrange(first...) }
             while offset < end {
