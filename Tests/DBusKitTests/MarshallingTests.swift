@@ -88,6 +88,17 @@ struct MarshallingTests {
             #expect(ObjectPath(valid)?.rawValue == valid)
         }
     }
+
+    @Test func aPathDescendsFromItselfAndTheElementsAboveIt() {
+        let task: ObjectPath = "/org/example/Items/7"
+        for ancestor: ObjectPath in ["/", "/org", "/org/example", "/org/example/Items/7"] {
+            #expect(task.isDescendant(of: ancestor), "\(ancestor)")
+        }
+        // A prefix that ends inside an element is not an ancestor.
+        for other: ObjectPath in ["/org/exam", "/org/example/Items/70", "/org/example/Items/7/a", "/a"] {
+            #expect(!task.isDescendant(of: other), "\(other)")
+        }
+    }
 }
 
 #if canImport(Glibc)

@@ -161,7 +161,7 @@ final class RecordingServiceBus: ServiceBus {
         in objects: [ObjectPath: [String: DBusExportedInterface]]
     ) throws {
         let description = objects[path]?[interface]?.description
-            ?? (StandardInterfaces.common + [StandardInterfaces.objectManager]).first { $0.name == interface }
+            ?? StandardInterfaces.named(interface)
         guard let signal = description?.signal(member) else {
             throw DBusError.failed("\(interface).\(member) is not a signal of \(path)")
         }

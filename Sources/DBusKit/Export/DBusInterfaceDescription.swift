@@ -131,4 +131,9 @@ public enum StandardInterfaces {
 
     /// Standard interfaces on every object, in introspection order.
     static let common = [peer, introspectable, properties]
+
+    /// The standard interface called `name`, the object manager's included: the signals of these any object may emit.
+    static func named(_ name: String) -> DBusInterfaceDescription? {
+        (common + [objectManager]).first { $0.name == name }
+    }
 }

@@ -293,7 +293,7 @@ public actor DBusObjectServer {
     /// Emits a signal that the object at `path` declares (or a standard one), checking its signature.
     public func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue] = []) throws {
         let description = objects[path]?[interface]?.exported.description
-            ?? (StandardInterfaces.common + [StandardInterfaces.objectManager]).first { $0.name == interface }
+            ?? StandardInterfaces.named(interface)
         guard let signal = description?.signal(member) else {
             throw DBusError.failed("\(interface).\(member) is not a signal of \(path)")
         }
@@ -498,7 +498,12 @@ public actor DBusObjectServer {
 
     /// The nearest object manager strictly above `path`.
     private func manager(of path: ObjectPath) -> ObjectPath? {
-        managers.filter { $0 != path && path.isDescendant(of: $0) }.max { $0.rawValue.count < $1.rawValue.count }
+        var nearest: ObjectPath?
+        for manager in managers where manager != path && path.isDescendant(of: manager) {
+            if let found = nearest, found.rawValue.utf8.count >= manager.rawValue.utf8.count { continue }
+            nearest = manager
+        }
+        return nearest
     }
 
     private static let propertiesChangedTypes = StandardInterfaces.properties.signal("PropertiesChanged")!.arguments

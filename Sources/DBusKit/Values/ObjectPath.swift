@@ -23,9 +23,13 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
         ObjectPath(rawValue == "/" ? "/" + element : rawValue + "/" + element)
     }
 
-    /// True when `self` is `ancestor` or lies below it.
+    /// True when `self` is `ancestor` or lies below it. Compares bytes in place: the object server asks it of every
+    /// object listed in a `GetManagedObjects` reply.
     public func isDescendant(of ancestor: ObjectPath) -> Bool {
-        ancestor.rawValue == "/" || rawValue == ancestor.rawValue || rawValue.hasPrefix(ancestor.rawValue + "/")
+        guard ancestor.rawValue != "/" else { return true }
+        let ancestorLength = ancestor.rawValue.utf8.count
+        guard rawValue.utf8.starts(with: ancestor.rawValue.utf8) else { return false }
+        return rawValue.utf8.dropFirst(ancestorLength).first.map { $0 == UInt8(ascii: "/") } ?? true
     }
 
     public static func < (lhs: ObjectPath, rhs: ObjectPath) -> Bool { lhs.rawValue < rhs.rawValue }
