@@ -128,6 +128,8 @@ let package = Package(
             dependencies: [
                 "HaulService", "HaulContract", "HaulCore", "HaulDesktop", "HaulTransfer", "DBusKit", "HaulTestSupport",
                 "ServiceKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The transfer client in-process against the test server, without hauld.

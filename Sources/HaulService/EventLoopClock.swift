@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import NIOPosix
 import ServiceKit
 
@@ -21,12 +21,17 @@ package struct EventLoopClock: ServiceClock {
 
     package var minimumResolution: Duration { ContinuousClock().minimumResolution }
 
+    /// The loop a sleep's timer is armed on: the one the caller runs on, if it runs on one. A timer armed on another
+    /// loop wakes that loop to re-arm its wait, once per sleep (a limited download's progress tick, every second), and
+    /// the sleeper resumes where the timer fires.
+    package static var timerLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
+
     /// Throws `CancellationError` as soon as the task is cancelled, like `Task.sleep`.
     package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         // TimeAmount clamps a delay beyond Int64.max nanoseconds (292 years); one in the past runs at once.
         // Scheduled before the handler is installed, so that a cancellation that comes first still finds it.
-        let wakeUp = MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: TimeAmount(now.duration(to: deadline))) {}
+        let wakeUp = Self.timerLoop.scheduleTask(in: TimeAmount(now.duration(to: deadline))) {}
         do {
             try await withTaskCancellationHandler {
                 try await wakeUp.futureResult.get()

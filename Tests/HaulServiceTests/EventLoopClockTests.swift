@@ -1,4 +1,6 @@
 import HaulService
+import NIOCore
+import NIOPosix
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct EventLoopClockTests {
@@ -17,6 +19,17 @@ import Testing
         try await clock.sleep(until: clock.now.advanced(by: .seconds(-3600)))
         // Far below the hour it would sleep if the past were taken for the future, far above a loaded machine's lag.
         #expect(ContinuousClock.now - started < .seconds(50), "slept for a deadline an hour in the past")
+    }
+
+    /// hauld runs Swift concurrency on NIO's loops: a sleep begun on one is timed by that loop, which is awake
+    /// already, rather than by the next of the group, which its timer would wake.
+    @Test func aSleepBegunOnAnEventLoopIsTimedByThatLoop() async throws {
+        let group = MultiThreadedEventLoopGroup.singleton
+        // Twice on each loop: the group's round robin would hand the two calls different loops.
+        for loop in group.makeIterator() {
+            let chosen = try await loop.submit { [EventLoopClock.timerLoop, EventLoopClock.timerLoop] }.get()
+            #expect(chosen.allSatisfy { $0 === loop })
+        }
     }
 
     @Test func cancellingEndsAnHourLongSleepWithCancellationError() async {
