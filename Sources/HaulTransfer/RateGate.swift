@@ -242,6 +242,11 @@ package final class RateMeter: Sendable {
     /// The receive buffer a new connection of the attempt should have (``RateGate/receiveBuffer(for:direction:)``).
     var receiveBuffer: Int? { gate.receiveBuffer(for: task, direction: direction) }
 
+    /// How much a segment's connection writes between two write-outs under the limits now (``Writeback``).
+    package var segmentWritebackChunk: UInt64 {
+        Writeback.segmentChunk(underLimit: gate.tightestLimit(for: task, direction: direction))
+    }
+
     /// The event loop a new connection of the attempt should run on: the gate's while a limit of at most
     /// ``RateGate/oneLoopLimit`` applies to the task, else nil (any loop: a faster transfer may need a core of its own).
     package var loop: (any EventLoop)? {

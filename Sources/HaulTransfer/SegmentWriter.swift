@@ -155,7 +155,7 @@ final class SegmentWriter: ResponseSink {
                 return .failure(failure)
             }
             state.position += Int64(count)
-            if state.position - state.writebackStart >= Int64(Writeback.chunk) {
+            if state.position - state.writebackStart >= Int64(file.writebackChunk) {
                 file.startWriteback(from: state.writebackStart, to: state.position)
                 state.writebackStart = state.position
             }
@@ -189,13 +189,16 @@ final class SegmentWriter: ResponseSink {
 /// The partial file that every segment writes into, at its own offsets.
 final class SegmentFile: Sendable {
     let path: String
+    /// Bytes each segment writes between two write-outs.
+    let writebackChunk: UInt64
     private let descriptor: Mutex<Int32>
 
     /// Opens (creating) `path`; `truncate` for a download that starts from zero.
-    init(path: String, truncate: Bool) throws(TransferFailure) {
+    init(path: String, truncate: Bool, writebackChunk: UInt64) throws(TransferFailure) {
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0o644)
         guard fd >= 0 else { throw .fromErrno(errno, path: path) }
         self.path = path
+        self.writebackChunk = writebackChunk
         descriptor = Mutex(fd)
     }
 

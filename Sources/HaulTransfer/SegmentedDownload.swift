@@ -26,6 +26,8 @@ struct SegmentedDownload {
     let url: URL
     let partialPath: String
     let connections: Int
+    /// Bytes each connection writes between two write-outs (``Writeback/segmentChunk(underLimit:)``).
+    let writebackChunk: UInt64
     let observer: Observer
     /// One request of a segment, redirects followed (``TransferClient``'s).
     let exchange: @Sendable (URL, [(String, String)], SegmentWriter) async throws(TransferFailure) -> DownloadResponse
@@ -55,7 +57,7 @@ struct SegmentedDownload {
     /// the saved plan to continue, with the `validator` it was made under; nil starts from zero.
     func run(plan saved: SegmentPlan?, validator: ResumeValidator?) async throws(TransferFailure) -> DownloadOutcome {
         let resuming = saved != nil && validator?.ifRangeValue != nil
-        let file = try SegmentFile(path: partialPath, truncate: !resuming)
+        let file = try SegmentFile(path: partialPath, truncate: !resuming, writebackChunk: writebackChunk)
         let book = SegmentBook(
             plan: resuming ? saved : nil, validator: resuming ? validator : nil, connections: connections
         )

@@ -159,6 +159,7 @@ package final class TransferClient: Sendable {
         let loop = rate?.loop ?? MultiThreadedEventLoopGroup.singleton.next()
         let download = SegmentedDownload(
             url: origin, partialPath: partialPath, connections: connections,
+            writebackChunk: rate?.segmentWritebackChunk ?? Writeback.chunk,
             observer: .init(head: onHead, progress: onProgress, plan: onPlan),
             exchange: { [self] url, range, writer throws(TransferFailure) in
                 var hop = url

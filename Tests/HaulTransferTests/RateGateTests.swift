@@ -82,6 +82,26 @@ import Testing
         #expect(gate.meter(for: 2, direction: .upload).loop == nil, "the upload direction has no limit")
     }
 
+    /// Under a limit a segment's connection hands its bytes to the disk every fifth of a second of the limit, at
+    /// least every MiB, so that the sync before its plan is saved waits for few write-outs; unlimited, or under a
+    /// limit of 20 MiB/s or more, every 4 MiB.
+    @Test func aLimitedSegmentWritesOutInSmallerChunks() {
+        let gate = RateGate()
+        let meter = gate.meter(for: 1, direction: .download)
+        #expect(meter.segmentWritebackChunk == 4 << 20, "no limit")
+        gate.setLimit(5 << 20, of: 1, direction: .download)
+        #expect(meter.segmentWritebackChunk == 1 << 20)
+        gate.setLimit(10 << 20, of: 1, direction: .download)
+        #expect(meter.segmentWritebackChunk == 2 << 20)
+        gate.setLimit(100 << 10, of: 1, direction: .download)
+        #expect(meter.segmentWritebackChunk == 1 << 20, "never below 1 MiB")
+        gate.setLimit(0, of: 1, direction: .download)
+        gate.setGlobalLimit(40 << 20, for: .download)
+        #expect(meter.segmentWritebackChunk == 4 << 20, "never above 4 MiB")
+        gate.setGlobalLimit(10 << 20, for: .download)
+        #expect(meter.segmentWritebackChunk == 2 << 20, "the global limit counts")
+    }
+
     @Test func aTaskLimitHoldsADownloadToItsRate() async throws {
         try await Self.withRig { rig in
             rig.gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)
