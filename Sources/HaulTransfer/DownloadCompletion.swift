@@ -1,6 +1,5 @@
 import Glibc
 package import HaulCore
-import NIOPosix
 
 /// The last steps of a download: the partial file is checked against the expected SHA-256 if one was given,
 /// then renamed over the destination — never onto a file that appeared meanwhile unless `overwrite`.
@@ -17,21 +16,9 @@ package enum DownloadCompletion {
         }
     }
 
-    /// `verify` on NIO's thread pool for blocking work: hashing reads the whole file, and must not hold up the event
-    /// loops, which carry other transfers (and, in hauld, Swift concurrency).
+    /// `verify` off the event loops (``BlockingWork``): hashing reads the whole file.
     package static func verifyOffLoop(_ partial: String, sha256 expected: String) async throws(TransferFailure) {
-        let check = { @Sendable () -> Result<Void, TransferFailure> in
-            Result { () throws(TransferFailure) in try verify(partial, sha256: expected) }
-        }
-        let outcome: Result<Void, TransferFailure>
-        do {
-            outcome = try await NIOThreadPool.singleton.runIfActive(check)
-        } catch {
-            // Suspended or stopped while waiting for a pool thread (a shut-down pool, the only other refusal, never
-            // happens to the singleton): the file stays for the next attempt.
-            throw .cancelled
-        }
-        try outcome.get()
+        try await BlockingWork.run { Result { () throws(TransferFailure) in try verify(partial, sha256: expected) } }
     }
 
     /// Renames the partial file over the destination.

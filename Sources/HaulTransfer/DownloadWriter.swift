@@ -13,6 +13,8 @@ import Synchronization
 final class DownloadWriter: ResponseSink {
     fileprivate struct State {
         var fd: Int32 = -1
+        /// The file of a response that ended, until ``syncToDisk()`` has synced and closed it.
+        var finishedFD: Int32 = -1
         var bytesOnDisk: UInt64 = 0
         /// Where the bytes not yet handed to the disk begin (see `Writeback`).
         var writebackStart: UInt64 = 0
@@ -54,6 +56,7 @@ final class DownloadWriter: ResponseSink {
         state.withLock { state in
             state.stopped = true
             state.closeFile()
+            state.closeFinishedFile()
         }
     }
 
@@ -156,12 +159,12 @@ final class DownloadWriter: ResponseSink {
         state.withLock { $0.closeFile() }
     }
 
-    /// The response ended: its bytes are synced to disk, or the redirect it asked for is returned.
+    /// The response ended: the redirect it asked for is returned, or its file is left for ``syncToDisk()``. Called on
+    /// the connection's event loop, so it does not wait for the disk.
     func finish() throws(TransferFailure) -> DownloadResponse {
-        let (fd, bytesOnDisk, redirect, partialPath) = try state.withLock {
-            state throws(TransferFailure) -> (Int32, UInt64, (status: Int, location: String)?, String) in
-            // Every byte is written: from here the file is this call's, and `stop()` has nothing left to close.
-            let fd = state.fd
+        try state.withLock { state throws(TransferFailure) -> DownloadResponse in
+            // Every byte is written: from here the file waits for `syncToDisk()`, or for `stop()` to close it.
+            state.finishedFD = state.fd
             state.fd = -1
             do throws(TransferFailure) {
                 if let failure = state.failure { throw failure }
@@ -171,17 +174,25 @@ final class DownloadWriter: ResponseSink {
                     throw .network("the response ended at byte \(state.bytesOnDisk) of \(total)")
                 }
             } catch {
-                if fd >= 0 { Glibc.close(fd) }
+                state.closeFinishedFile()
                 throw error
             }
-            return (fd, state.bytesOnDisk, state.redirect, state.partialPath ?? "")
+            if let redirect = state.redirect { return .redirect(status: redirect.status, location: redirect.location) }
+            return .finished(bytesOnDisk: state.bytesOnDisk)
         }
-        if let redirect { return .redirect(status: redirect.status, location: redirect.location) }
-        guard fd >= 0 else { return .finished(bytesOnDisk: bytesOnDisk) }
+    }
+
+    /// Syncs the file of the response that ended to the disk, off the event loops (``BlockingWork``), and closes it.
+    /// The caller runs it whenever ``finish()`` returned `.finished`; a `stop()` meanwhile does not wait for the disk.
+    func syncToDisk() async throws(TransferFailure) {
+        let taken = state.withLock { state -> (fd: Int32, path: String)? in
+            guard state.finishedFD >= 0 else { return nil }
+            defer { state.finishedFD = -1 }
+            return (state.finishedFD, state.partialPath ?? "")
+        }
+        guard let (fd, path) = taken else { return }
         defer { Glibc.close(fd) }
-        // Outside the lock, so that a Suspend meanwhile does not wait for the disk.
-        if fsync(fd) != 0 { throw TransferFailure.fromErrno(errno, path: partialPath) }
-        return .finished(bytesOnDisk: bytesOnDisk)
+        try await BlockingWork.sync(fd, path: path)
     }
 }
 
@@ -236,6 +247,11 @@ extension DownloadWriter.State {
     mutating func closeFile() {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
+    }
+
+    mutating func closeFinishedFile() {
+        if finishedFD >= 0 { Glibc.close(finishedFD) }
+        finishedFD = -1
     }
 }
 

@@ -235,14 +235,15 @@ final class SegmentFile: Sendable {
         }
     }
 
-    /// Syncs and closes the file; nothing can be written afterwards.
-    func close(syncing: Bool) throws(TransferFailure) {
+    /// Closes the file, syncing it first (off the event loops, ``BlockingWork``) when `syncing`; nothing can be
+    /// written afterwards.
+    func close(syncing: Bool) async throws(TransferFailure) {
         let fd = descriptor.withLock { fd in
             defer { fd = -1 }
             return fd
         }
         guard fd >= 0 else { return }
         defer { Glibc.close(fd) }
-        if syncing, fsync(fd) != 0 { throw .fromErrno(errno, path: path) }
+        if syncing { try await BlockingWork.sync(fd, path: path) }
     }
 }

@@ -105,13 +105,14 @@ struct SegmentedDownload {
                     if running == 0 { break }
                 }
             }
+            // A sync cancelled before its turn on the thread pool throws: the plan still goes out, below.
+            try await file.close(syncing: true)
         } catch {
             book.stopAll()
-            try? file.close(syncing: false)
+            try? await file.close(syncing: false)
             if let plan = book.plan { observer.plan(plan) }
             throw Task.isCancelled ? .cancelled : (error as? TransferFailure ?? .network("\(error)"))
         }
-        try file.close(syncing: true)
         let plan = book.plan
         if let plan { observer.plan(plan) }
         return DownloadOutcome(bytesOnDisk: UInt64(max(plan?.total ?? book.bytesWritten, 0)))

@@ -137,7 +137,9 @@ package final class TransferClient: Sendable {
                 writer.stop()
             }
             switch response {
-            case .finished(let bytesOnDisk): return DownloadOutcome(bytesOnDisk: bytesOnDisk)
+            case .finished(let bytesOnDisk):
+                try await writer.syncToDisk()
+                return DownloadOutcome(bytesOnDisk: bytesOnDisk)
             case .redirect(let status, let location):
                 hop = try Redirect.target(status: status, location: location, from: hop).url
             }
