@@ -225,12 +225,11 @@ package final class TransferClient: Sendable {
     /// connection shares with others (a segmented download's).
     ///
     /// The connection and the delegate are pinned to one loop: `shared`, else the rate limiter's under a limit, else
-    /// the group's next. Pinned, the delegate runs on the connection's own loop; with `.indifferent`,
+    /// none (async-http-client chooses). Pinned, the delegate runs on the connection's own loop; with `.indifferent`,
     /// async-http-client may hand the request a pooled connection on another loop than the delegate's, and every
     /// body part then crosses between the two threads and back: a download held to 5 MiB/s woke hauld 65 times a
-    /// second instead of 20, and an unlimited 150 MiB one on a reused connection about 1,350 times instead of 150–250
-    /// (in four of ten downloads in a row). Never through a proxy's tunnel: async-http-client then opens a second
-    /// tunnel for the request.
+    /// second instead of 20. Never through a proxy's tunnel: async-http-client then opens a second tunnel for the
+    /// request.
     private func exchange<Sink: ResponseSink>(
         _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: UploadSource?, sink: Sink,
         rate: RateMeter?, sharing shared: (any EventLoop)? = nil, stop: @escaping @Sendable () -> Void
@@ -244,7 +243,7 @@ package final class TransferClient: Sendable {
         }
         let describe = describer(url, proxy)
         let wire = RequestHeaders.withoutUserinfo(url)
-        let pinned = shared ?? rate?.loop ?? MultiThreadedEventLoopGroup.singleton.next()
+        let pinned = shared ?? rate?.loop
         do {
             if let proxy, proxy.kind == .http, url.scheme?.lowercased() == "http" {
                 let forward = ForwardProxy(
@@ -261,7 +260,7 @@ package final class TransferClient: Sendable {
             request.body = body?.body(rate: rate)
             let delegate = ResponseSinkDelegate(sink, rate: body == nil ? rate : nil)
             let preference: HTTPClient.EventLoopPreference =
-                proxy == nil ? .delegateAndChannel(on: pinned) : .indifferent
+                if proxy == nil, let pinned { .delegateAndChannel(on: pinned) } else { .indifferent }
             let task = client.execute(request: request, delegate: delegate, eventLoop: preference)
             return try await Self.stopping({ stop(); task.cancel() }) { try await task.futureResult.get() }
         } catch let error as HTTPClientError where error == .invalidProxyResponse {
