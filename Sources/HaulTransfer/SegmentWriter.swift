@@ -235,15 +235,26 @@ final class SegmentFile: Sendable {
         }
     }
 
-    /// Closes the file, syncing it first (off the event loops, ``BlockingWork``) when `syncing`; nothing can be
-    /// written afterwards.
-    func close(syncing: Bool) async throws(TransferFailure) {
-        let fd = descriptor.withLock { fd in
+    /// Syncs the file to the disk off the event loops (``BlockingWork``), then closes it; nothing can be written
+    /// afterwards.
+    func syncAndClose() async throws(TransferFailure) {
+        let fd = take()
+        guard fd >= 0 else { return }
+        defer { Glibc.close(fd) }
+        try await BlockingWork.sync(fd, path: path)
+    }
+
+    /// Closes the file without syncing it; nothing can be written afterwards.
+    func close() {
+        let fd = take()
+        if fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// The descriptor, which no write can use from now on.
+    private func take() -> Int32 {
+        descriptor.withLock { fd in
             defer { fd = -1 }
             return fd
         }
-        guard fd >= 0 else { return }
-        defer { Glibc.close(fd) }
-        if syncing { try await BlockingWork.sync(fd, path: path) }
     }
 }

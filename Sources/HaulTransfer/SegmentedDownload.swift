@@ -105,11 +105,11 @@ struct SegmentedDownload {
                     if running == 0 { break }
                 }
             }
-            // A sync cancelled before its turn on the thread pool throws: the plan still goes out, below.
-            try await file.close(syncing: true)
+            // A sync cancelled before its turn on the thread pool throws: the catch still hands out the plan.
+            try await file.syncAndClose()
         } catch {
             book.stopAll()
-            try? await file.close(syncing: false)
+            file.close()
             if let plan = book.plan { observer.plan(plan) }
             throw Task.isCancelled ? .cancelled : (error as? TransferFailure ?? .network("\(error)"))
         }
