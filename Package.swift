@@ -133,7 +133,14 @@ let package = Package(
             ]
         ),
         // The transfer client in-process against the test server, without hauld.
-        .testTarget(name: "HaulTransferTests", dependencies: ["HaulTransfer", "HaulCore", "HaulTestSupport"]),
+        .testTarget(
+            name: "HaulTransferTests",
+            dependencies: [
+                "HaulTransfer", "HaulCore", "HaulTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // The test HTTP server itself (scripts/test-http-server), checked with curl.
         .testTarget(name: "TestServerTests", dependencies: ["HaulTestSupport"]),
     ]

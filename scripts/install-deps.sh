@@ -86,6 +86,10 @@ if ! pkg-config --exists libgcrypt 2>/dev/null; then missing+=(libgcrypt20-dev);
 if [ "$mode" = test ] && ! /usr/bin/python3 -c 'import dbus, gi' 2>/dev/null; then
   missing+=(python3-dbus python3-gi)
 fi
+# scripts/slow-sync-fs, a disk slow to sync, is fusepy's (FUSE through libfuse2).
+if [ "$mode" = test ] && ! /usr/bin/python3 -c 'import fusepy' 2>/dev/null; then
+  missing+=(python3-fusepy)
+fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
