@@ -15,12 +15,13 @@
 # order without them gave +5.4 to +5.9 MB.
 #
 # BIN_DIR holds hauld, haul and haul-bench of that build (`make lean-build`). The use is haul's, on a private bus
-# against the test suite's HTTP server: downloads on one, four and sixteen connections, thirty-two at once, a
-# suspended one resumed, suspended and cancelled, a 404, an upload, the list, the indicator; then the idle minute and
-# a half in which async-http-client closes the connections it kept and hauld trims its heap. Last come the functions
-# a hostile barrage runs (haul-bench's abuse phase: refusals of wrong types, huge strings, hostile URLs and paths),
-# which neither start-up nor a use calls: spread over the code, they kept 3.1 MB more of it resident after the
-# barrage; together, after the rest, they fill a few blocks of their own. Needs valgrind and python3.
+# against the test suite's HTTP server: downloads on one, four and sixteen connections, thirty-two at once, two under
+# a task's own limit (one on four connections) and two sharing the limit for all, a suspended one resumed, suspended
+# and cancelled, a 404, an upload, the list, the indicator; then the idle minute and a half in which
+# async-http-client closes the connections it kept and hauld trims its heap. Last come the functions a hostile
+# barrage runs (haul-bench's abuse phase: refusals of wrong types, huge strings, hostile URLs and paths), which
+# neither start-up nor a use calls: spread over the code, they kept 3.1 MB more of it resident after the barrage;
+# together, after the rest, they fill a few blocks of their own. Needs valgrind and python3.
 #
 # Why an order: the kernel maps a program's code in 64 kB blocks around each page it touches, so the few hundred
 # kB of functions an idle hauld has run, spread over 16 MB of code, kept 8 MB of it resident. Placed together, they
@@ -118,6 +119,15 @@ use() {
         gets+=($!)
     done
     wait "${gets[@]}"
+    # Limited: a task's own limit on one and on four connections, then two tasks sharing the limit for all.
+    "$haul" get "$url/gen/12m" -o "$work/files/limited.bin" --limit-rate 4M >/dev/null
+    "$haul" get "$url/gen/12m" -o "$work/files/limited-four.bin" -x 4 --limit-rate 4M >/dev/null
+    "$haul" limit --download 4M >/dev/null
+    "$haul" get "$url/gen/6m?seed=1" -o "$work/files/shared-1.bin" >/dev/null &
+    local shared=$!
+    "$haul" get "$url/gen/6m?seed=2" -o "$work/files/shared-2.bin" >/dev/null
+    wait "$shared"
+    "$haul" limit --download 0 >/dev/null
     local path id
     path=$("$haul" get "$url/gen/8m?throttle=1000000" -o "$work/files/slow.bin" --suspended --detach)
     id=${path##*/}
