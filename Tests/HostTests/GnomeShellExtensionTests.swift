@@ -58,8 +58,10 @@ import Testing
             try await shell.waitForView("the menu to open") { $0.menuOpen }
             let menu = artefacts.path("3-menu.png")
             try await shell.screenshot(menu)
-            // The menu hangs below the button, at the right edge of the screen.
-            let menuArea = ImageProbe.Rectangle(x: 900, y: 30, width: 380, height: 470)
+            // The menu hangs below the button, at the right edge of the screen, and grows to the left with its widest
+            // line: an open row's detail line took its left edge to x = 858, and a crop from 900 cut every line's first
+            // letter ("lebian.iso", "fesume").
+            let menuArea = ImageProbe.Rectangle(x: 760, y: 30, width: 520, height: 470)
             let text = try await ImageProbe.text(in: menu, area: menuArea)
             for expected in ["debian.iso", "photos.tar", "Suspend all", "Download limit", "Open downloads folder"] {
                 #expect(text.contains(expected), "read in the menu: \(text)")
