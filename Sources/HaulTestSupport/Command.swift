@@ -75,6 +75,17 @@ package enum Command {
             }
         }
 
+        /// Sends SIGTERM, then SIGKILL should the process not have exited within `grace` seconds, and reaps it.
+        /// Nothing when it has exited already.
+        package func terminate(grace: Double = 5) {
+            guard isRunning else { return }
+            kill(pid, SIGTERM)
+            let deadline = Date().addingTimeInterval(grace)
+            while isRunning && Date() < deadline { usleep(5_000) }
+            if isRunning { kill(pid, SIGKILL) }
+            _ = wait()
+        }
+
         /// Blocks until the process exits.
         func wait() -> (status: Int32, usage: ResourceUsage) {
             if let ending = ending.withLock({ $0 }) { return ending }

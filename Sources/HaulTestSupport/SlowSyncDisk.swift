@@ -31,17 +31,16 @@ package final class SlowSyncDisk: Sendable {
             throw error
         }
         self.process = process
-        let line: String
         do {
-            line = try await process.firstLine(timeout: 30, of: "scripts/slow-sync-fs")
+            let line = try await process.firstLine(timeout: 30, of: "scripts/slow-sync-fs")
+            guard line == "MOUNTED" else {
+                throw TestSupportError(
+                    "scripts/slow-sync-fs printed \(line.debugDescription) instead of MOUNTED\(process.abandon())"
+                )
+            }
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
-        }
-        guard line == "MOUNTED" else {
-            let errors = process.abandon()
-            try? FileManager.default.removeItem(at: directory)
-            throw TestSupportError("scripts/slow-sync-fs printed \(line.debugDescription) instead of MOUNTED\(errors)")
         }
     }
 
@@ -62,15 +61,7 @@ package final class SlowSyncDisk: Sendable {
             return !stopped
         }
         guard first else { return }
-        if process.isRunning {
-            kill(process.pid, SIGTERM)
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(5_000) }
-            if process.isRunning {
-                kill(process.pid, SIGKILL)
-                _ = process.wait()
-            }
-        }
+        process.terminate()
         // A mount left behind (the script killed) would keep the folder from being removed.
         if (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8))?.contains(folder.path) ?? false {
             _ = umount2(folder.path, Int32(MNT_DETACH))

@@ -59,13 +59,7 @@ package final class SquidProxy: Sendable {
 
     /// Stops squid (SIGTERM, then SIGKILL after 5 s) and removes its folder. Idempotent.
     package func stop() {
-        if process.isRunning {
-            kill(process.pid, SIGTERM)
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.pid, SIGKILL) }
-            _ = process.wait()
-        }
+        process.terminate()
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -129,13 +129,7 @@ package final class TestHTTPServer: Sendable {
             return !stopped
         }
         guard first else { return }
-        if process.isRunning {
-            kill(process.pid, SIGTERM)
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(5_000) }
-            if process.isRunning { kill(process.pid, SIGKILL) }
-            _ = process.wait()
-        }
+        process.terminate()
         try? FileManager.default.removeItem(at: directory)
     }
 
