@@ -41,14 +41,19 @@ run: build
 # SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH): all at once, dozens of test servers, buses and haulds started
 # together on two cores, and a loaded machine's first fixtures took over a minute to come up, past the timeouts of
 # the simplest round trips; six at a time the suite passes in about the same time.
+# Each of the three runs takes 0.5–4 minutes here; one still running after TEST_MINUTES has hung, and scripts/watchdog
+# prints its threads' stacks and ends it, rather than let it hold CI until CI's own limit.
 IN_PROCESS_SUITES = HaulCoreTests|ServiceKitTests|HaulDesktopTests
 BUS_TESTS_AT_ONCE = 6
+TEST_MINUTES = 20
 
 test: build-tests
-	dbus-run-session -- $(SWIFT) test --skip-build --filter '^($(IN_PROCESS_SUITES))\.'
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(BUS_TESTS_AT_ONCE) \
+	scripts/watchdog $(TEST_MINUTES) \
+		dbus-run-session -- $(SWIFT) test --skip-build --filter '^($(IN_PROCESS_SUITES))\.'
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(BUS_TESTS_AT_ONCE) scripts/watchdog $(TEST_MINUTES) \
 		dbus-run-session -- $(SWIFT) test --skip-build --skip '^($(IN_PROCESS_SUITES)|HostTests)\.'
-	dbus-run-session -- $(SWIFT) test --skip-build --filter '^HostTests\.' --no-parallel
+	scripts/watchdog $(TEST_MINUTES) \
+		dbus-run-session -- $(SWIFT) test --skip-build --filter '^HostTests\.' --no-parallel
 	$(MAKE) test-deb
 
 # hauld beside curl on a loopback nginx and a private bus (Benchmarks/RESULTS.md): the lean release build below,

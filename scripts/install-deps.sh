@@ -14,6 +14,8 @@ required=(
 if [ "$mode" = test ]; then
   required+=(
     "dbus-monitor:dbus-bin"
+    # scripts/watchdog prints the stacks of a hung test process.
+    "gdb:gdb"
     "gdbus:libglib2.0-bin"
     "busctl:systemd"
     "systemd-analyze:systemd"
