@@ -99,11 +99,12 @@ package final class RateGate: Sendable {
         RateMeter(gate: self, task: task, direction: direction)
     }
 
-    /// A socket receive buffer for a connection of `task` under the limits now, or nil when none applies: an eighth of
-    /// a second of the tighter one (at least 32 KiB, at most 8 MiB), which Linux doubles to a quarter, more than a
-    /// grant's 150 ms, so the buffer refills between grants without holding much more than one.
+    /// A socket receive buffer for a connection of `task` under the limits now, or nil when none applies: a quarter of
+    /// a second of the tighter one (at least 32 KiB, at most 8 MiB), which Linux doubles to half a second, of which
+    /// TCP fills about half or more: a grant's 250–300 ms. The buffer refills between grants, and a grant is read in
+    /// one go, without the buffer holding much more than one.
     func receiveBuffer(for task: UInt32, direction: Direction) -> Int? {
-        tightestLimit(for: task, direction: direction).map { Int(min(max($0 / 8, 32 << 10), 8 << 20)) }
+        tightestLimit(for: task, direction: direction).map { Int(min(max($0 / 4, 32 << 10), 8 << 20)) }
     }
 
     /// The tighter of the task's own limit and the global one of `direction` now, nil when neither applies.

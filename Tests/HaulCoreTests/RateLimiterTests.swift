@@ -15,7 +15,7 @@ struct RateLimiterTests {
         #expect(limiter.limit(of: 2) == 0)
     }
 
-    /// A task's own limit: once 150 ms of it has flowed in, and at the next instant of the 50 ms grid, a grant of
+    /// A task's own limit: once 250 ms of it has flowed in, and at the next instant of the 50 ms grid, a grant of
     /// everything that flowed in; then it waits.
     @Test func anOwnLimitGrantsWhatFlowedInOnTheGrid() {
         var limiter = Limiter(now: ms(0))
@@ -25,35 +25,35 @@ struct RateLimiterTests {
             Issue.record("an empty bucket must wait")
             return
         }
-        #expect(first == ms(200), "150 ms of 64 KiB/s, then the next 50 ms")
-        #expect(limiter.permit(for: 1, now: first) == .read(maxBytes: 13_107))
-        limiter.consumed(13_107, by: 1, now: first)
+        #expect(first == ms(300), "250 ms of 64 KiB/s, then the next 50 ms")
+        #expect(limiter.permit(for: 1, now: first) == .read(maxBytes: 19_660))
+        limiter.consumed(19_660, by: 1, now: first)
         guard case .wait = limiter.permit(for: 1, now: first) else {
             Issue.record("a spent bucket must wait")
             return
         }
     }
 
-    /// After a pause, no more than a quarter of a second's worth is granted at once.
-    @Test func savedUpTokensStopAtAQuarterOfASecond() {
+    /// After a pause, no more than 400 ms' worth is granted at once.
+    @Test func savedUpTokensStopAt400Milliseconds() {
         var limiter = Limiter(now: ms(0))
         limiter.add(1, limit: 100_000, now: ms(0))
-        #expect(limiter.permit(for: 1, now: ms(60_000)) == .read(maxBytes: 25_000))
+        #expect(limiter.permit(for: 1, now: ms(60_000)) == .read(maxBytes: 40_000))
     }
 
     @Test func readingMoreThanGrantedIsOwedAndWaitedOut() {
         var limiter = Limiter(now: ms(0))
         limiter.add(1, limit: 100_000, now: ms(0))
         _ = limiter.permit(for: 1, now: ms(1000))
-        limiter.consumed(125_000, by: 1, now: ms(1000))
-        // 100 000 bytes owed beyond the 25 000 saved up: a second to pay, then a grant's worth to gather.
+        limiter.consumed(140_000, by: 1, now: ms(1000))
+        // 100 000 bytes owed beyond the 40 000 saved up: a second to pay, then a grant's worth to gather.
         guard case .wait(let deadline) = limiter.permit(for: 1, now: ms(1000)) else {
             Issue.record("a debt must be waited out")
             return
         }
         #expect(deadline == ms(2000), "never more than a second at a time")
-        #expect(limiter.permit(for: 1, now: ms(2000)) == .wait(until: ms(2200)))
-        #expect(limiter.permit(for: 1, now: ms(2200)) == .read(maxBytes: 20_000))
+        #expect(limiter.permit(for: 1, now: ms(2000)) == .wait(until: ms(2300)))
+        #expect(limiter.permit(for: 1, now: ms(2300)) == .read(maxBytes: 30_000))
     }
 
     /// A debt of many grants (a task whose own limit is far below the global one read a large body part) is reserved
@@ -85,16 +85,16 @@ struct RateLimiterTests {
         var limiter = Limiter(globalLimit: 64 * 1024, now: ms(0))
         for task: UInt32 in 1...4 { limiter.add(task, limit: 0, now: ms(0)) }
         for task: UInt32 in 1...4 {
-            #expect(limiter.permit(for: task, now: ms(0)) == .wait(until: ms(150)), "task \(task): the first round")
+            #expect(limiter.permit(for: task, now: ms(0)) == .wait(until: ms(250)), "task \(task): the first round")
         }
-        #expect(limiter.permit(for: 4, now: ms(100)) == .wait(until: ms(150)), "nobody reads before the round")
-        // 150 ms of the limit, in four equal shares.
+        #expect(limiter.permit(for: 4, now: ms(200)) == .wait(until: ms(250)), "nobody reads before the round")
+        // 250 ms of the limit, in four equal shares.
         for task: UInt32 in [4, 1, 3, 2] {
-            #expect(limiter.permit(for: task, now: ms(150)) == .read(maxBytes: 2457), "task \(task)")
+            #expect(limiter.permit(for: task, now: ms(250)) == .read(maxBytes: 4096), "task \(task)")
         }
         // A task that spent its share waits for the next round, with the others.
-        limiter.consumed(2457, by: 4, now: ms(160))
-        #expect(limiter.permit(for: 4, now: ms(160)) == .wait(until: ms(300)))
+        limiter.consumed(4096, by: 4, now: ms(260))
+        #expect(limiter.permit(for: 4, now: ms(260)) == .wait(until: ms(500)))
     }
 
     /// A removed task's share, not yet read, goes back to the bucket for the others.
@@ -102,12 +102,12 @@ struct RateLimiterTests {
         var limiter = Limiter(globalLimit: 64 * 1024, now: ms(0))
         limiter.add(1, limit: 0, now: ms(0))
         limiter.add(2, limit: 0, now: ms(0))
-        #expect(limiter.permit(for: 1, now: ms(0)) == .wait(until: ms(150)))
-        #expect(limiter.permit(for: 2, now: ms(0)) == .wait(until: ms(150)))
-        #expect(limiter.permit(for: 1, now: ms(150)) == .read(maxBytes: 4915))
-        limiter.remove(2, now: ms(151))
+        #expect(limiter.permit(for: 1, now: ms(0)) == .wait(until: ms(250)))
+        #expect(limiter.permit(for: 2, now: ms(0)) == .wait(until: ms(250)))
+        #expect(limiter.permit(for: 1, now: ms(250)) == .read(maxBytes: 8192))
+        limiter.remove(2, now: ms(251))
         #expect(limiter.limit(of: 2) == nil)
-        guard case .read = limiter.permit(for: 3, now: ms(152)) else {
+        guard case .read = limiter.permit(for: 3, now: ms(252)) else {
             Issue.record("task 2's share, given back, is there to take")
             return
         }

@@ -8,15 +8,15 @@
 /// report a whole grant at once, as it takes it, and read it over several reads (hauld's connections do): several
 /// connections of one task then never read the same grant twice.
 ///
-/// What it costs: grants are large, ``TokenBucket``'s grant period (150 ms) of a reader's share, so a limited
+/// What it costs: grants are large, ``TokenBucket``'s grant period (250 ms) of a reader's share, so a limited
 /// connection wakes a few times a second, reads what its socket's buffer held meanwhile, and stops again. Every wait
 /// ends on a grid of ``wakeUpGrid`` (50 ms), so waits that end close together end together, and one timer per
 /// limiter wakes them: a limiter's timer fires at most twenty times a second, however many tasks wait.
 ///
 /// How the limits are kept:
-/// - A task's own limit is a token bucket: tokens flow in at the limit, at most a quarter of a second's worth pile
-///   up while it does not read, and it may read (all of them) once it has a grant's worth.
-/// - The global limit is one token bucket shared by all, handed out in rounds (``roundPeriod``, 150 ms). A task that
+/// - A task's own limit is a token bucket: tokens flow in at the limit, at most ``TokenBucket``'s burst period
+///   (400 ms) of it pile up while it does not read, and it may read (all of them) once it has a grant's worth.
+/// - The global limit is one token bucket shared by all, handed out in rounds (``roundPeriod``, 250 ms). A task that
 ///   has spent its grant while others wait, or finds the bucket short of a grant, claims a share of the next round
 ///   and is told to wait for it: at each instant of the rounds' grid, what the bucket holds is split between the
 ///   tasks that claimed, equally, but that a task with a lower limit of its own gets no more than that limit allows
@@ -24,8 +24,8 @@
 ///   is slower — claims less often and leaves its share to the others: the shares are max-min fair and no rate is
 ///   left unused. And the tasks of one round wake together, at one firing of the timer, not each at an instant of
 ///   its own: what a shared limit costs is its wake-ups.
-/// - What tasks hold in grants they have not yet read counts against the global bucket's quarter-second ceiling, so
-///   that no burst over all tasks exceeds a quarter of a second of the global limit either.
+/// - What tasks hold in grants they have not yet read counts against the global bucket's ceiling, so that no burst
+///   over all tasks exceeds 400 ms of the global limit either.
 /// - No wait is longer than ``maximumWait``: a task waiting for a deadline asks again within a second, so a changed
 ///   limit applies within a second even to it. A task reading meanwhile sees the change at once.
 ///
@@ -146,8 +146,7 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         shared = bucket
     }
 
-    /// The task's own limit is now `bytesPerSecond` (0: none); what it saved up is cut to a quarter of a second of
-    /// the new limit. A task the limiter does not know is added.
+    /// The task's own limit is now `bytesPerSecond` (0: none); what it saved up is cut to 400 ms of the new limit. A task the limiter does not know is added.
     @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func setLimit(_ bytesPerSecond: UInt64, of task: UInt32, now: Instant) {
         readers[task, default: Reader()].setLimit(bytesPerSecond, now: now)

@@ -15,8 +15,8 @@ struct TokenBucket<Instant: InstantProtocol>: Sendable where Instant.Duration ==
         updated = now
     }
 
-    /// The most that may pile up while nobody reads: a quarter of a second's worth, the largest burst allowed.
-    var capacity: Double { max(rate / 4, Self.quantum(rate: rate, sharers: 1)) }
+    /// The most that may pile up while nobody reads: ``burstPeriod``'s worth, the largest burst allowed.
+    var capacity: Double { max(rate * Self.burstPeriod, Self.quantum(rate: rate, sharers: 1)) }
 
     /// Adds what flowed in since the last refill, up to `ceiling` (by default ``capacity``); tokens already above
     /// the ceiling are left alone.
@@ -41,14 +41,18 @@ struct TokenBucket<Instant: InstantProtocol>: Sendable where Instant.Duration ==
         max(amount - tokens, 0) / rate
     }
 
-    /// The time one grant covers: a reader reads what the limit allows it for the next 150 ms in one go, and the
-    /// socket's buffer holds the rest meanwhile. Few grants a second keep a limited transfer's wake-ups near curl's;
-    /// with `RateLimiter`'s 50 ms grid of wake-ups, a grant's wait ends by 200 ms, which leaves the quarter-second
-    /// bucket room for a timer that fires late before tokens would overflow it.
-    static var grantPeriod: Double { 0.15 }
+    /// The time one grant covers: a reader reads what the limit allows it for the next 250 ms in one go, and the
+    /// socket's buffer holds the rest meanwhile. Few grants a second keep a limited transfer's wake-ups near curl's.
+    static var grantPeriod: Double { 0.25 }
+
+    /// The longest burst, 400 ms of the rate: room for a grant (250 ms), the wait that ends on `RateLimiter`'s 50 ms
+    /// grid after it, and a timer that fires late, before tokens would overflow the bucket and the rate be lost; in
+    /// the global bucket, room too for what tasks still hold of the last round, which counts against it (at 350 ms,
+    /// shared limits lost up to 15 % in the fairness tests). At most 4 % of any 10 s window.
+    static var burstPeriod: Double { 0.4 }
 
     /// The bytes one grant carries at `rate` shared by `sharers` readers: a ``grantPeriod`` of each one's share, so
-    /// that a round of grants to every reader spans 150 ms whatever their number. Never below 512 bytes
+    /// that a round of grants to every reader spans 250 ms whatever their number. Never below 512 bytes
     /// (smaller reads cost more than they move) unless a quarter of a second of the rate is less than that, and never
     /// below one byte; never above ``capacity``.
     static func quantum(rate: Double, sharers: Int) -> Double {
