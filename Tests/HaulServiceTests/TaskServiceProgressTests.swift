@@ -118,4 +118,36 @@ import Testing
             #expect(await saved() == (1 << 20) + 53 * 100_000, "the suspend saves the last plan")
         }
     }
+
+    /// Held to a rate limit, a segmented download's plan is saved at once the first time, then at most every 30
+    /// seconds: each save wakes hauld many times, and such a transfer runs for hours on a battery.
+    @Test func aRateLimitedDownloadsPlanIsSavedEveryThirtySecondsAtMost() async throws {
+        try await TaskServiceHarness.with { harness throws in
+            var options = DownloadOptions()
+            options.rateLimit = 4 << 20
+            let (path, id) = try await harness.download("limited-segmented.bin", options: options)
+            let attempt = await harness.attempts.next()
+            await attempt.head(headers: [("ETag", "\"v1\"")], expectedTotal: 1 << 30)
+            _ = await harness.signals(about: path, until: ManagerSignal.taskDidResume.rawValue)
+            let clock = harness.clock
+            await clock.waitForSleepers(count: 1)  // the ticker, once a second under a limit
+            var plan = SegmentPlan(total: 1 << 30)
+            func tick() async {
+                plan.record(4 << 20, in: 0)
+                attempt.reports.plans.post(plan)
+                clock.advance(by: TaskService.limitedProgressInterval)
+                await clock.waitForSleepers(count: 1)
+            }
+            let saved = { await harness.savedRecords()[id]?.segments?.bytesDone }
+
+            await tick()
+            #expect(await saved() == 4 << 20, "the first plan is saved at once")
+            for second in 1..<30 {
+                await tick()
+                #expect(await saved() == 4 << 20, "saved again \(second) s after the first")
+            }
+            await tick()
+            #expect(await saved() == 31 * (4 << 20), "saved again 30 s after the first")
+        }
+    }
 }

@@ -16,7 +16,8 @@ struct ManagedTask {
     var attempt: Task<Void, Never>?
     /// Where a segmented download's attempt leaves its plan.
     var plans = PlanBox()
-    /// When the progress tick may save the attempt's next plan (`TaskService.planSaveInterval`); nil until it saved
+    /// When the progress tick may save the attempt's next plan (`TaskService.planSaveInterval`, or
+    /// `limitedPlanSaveInterval`); nil until it saved
     /// the first, which it saves at once.
     var nextPlanSave: ContinuousClock.Instant?
 
