@@ -146,7 +146,8 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         shared = bucket
     }
 
-    /// The task's own limit is now `bytesPerSecond` (0: none); what it saved up is cut to 400 ms of the new limit. A task the limiter does not know is added.
+    /// The task's own limit is now `bytesPerSecond` (0: none); what it saved up is cut to 400 ms of the new limit.
+    /// A task the limiter does not know is added.
     @_specialize(exported: true, where Instant == ContinuousClock.Instant)
     package mutating func setLimit(_ bytesPerSecond: UInt64, of task: UInt32, now: Instant) {
         readers[task, default: Reader()].setLimit(bytesPerSecond, now: now)

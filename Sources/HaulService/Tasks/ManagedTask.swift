@@ -17,8 +17,7 @@ struct ManagedTask {
     /// Where a segmented download's attempt leaves its plan.
     var plans = PlanBox()
     /// When the progress tick may save the attempt's next plan (`TaskService.planSaveInterval`, or
-    /// `limitedPlanSaveInterval`); nil until it saved
-    /// the first, which it saves at once.
+    /// `limitedPlanSaveInterval`); nil until it saved the first, which it saves at once.
     var nextPlanSave: ContinuousClock.Instant?
 
     init(record: TaskRecord) {
