@@ -96,7 +96,7 @@ let package = Package(
         // The browsers' native-messaging host org.haul.haul (docs/browser.md): a program of its own, small and
         // without Foundation, since a browser starts it for every message.
         .executableTarget(name: "haul-browser-host", dependencies: ["DBusKit", "HaulContract"]),
-        .target(name: "HaulTestSupport", dependencies: ["DBusKit", "HaulContract", "ServiceKit"]),
+        .target(name: "HaulTestSupport", dependencies: ["DBusKit", "HaulContract", "HaulCore", "ServiceKit"]),
         // `make bench`: hauld beside curl on a loopback server; figures in Benchmarks/RESULTS.md.
         .executableTarget(
             name: "haul-bench",

@@ -76,6 +76,9 @@ package struct RateLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
     /// origin): ``TokenBucket``'s grant period.
     package static var roundPeriod: Duration { .seconds(TokenBucket<Instant>.grantPeriod) }
 
+    /// The most a limit hands out at once after nobody read for a while: ``TokenBucket``'s burst period of it.
+    package static var longestBurst: Duration { .seconds(TokenBucket<Instant>.burstPeriod) }
+
     /// The limit for all tasks together, in bytes per second (0: none), as given.
     package private(set) var globalLimit: UInt64
     /// The bucket of the global limit, if any.

@@ -563,13 +563,13 @@ actor TaskService {
                 continue
             }
             anyRunning = true
-            allLimited = allLimited && isRateLimited(task)
+            let limited = isRateLimited(task)
+            allLimited = allLimited && limited
             _ = task.meter.record(bytes: task.probe.reading.bytes, now: now)
             tasks[id]?.meter = task.meter
             if task.nextPlanSave.map({ now >= $0 }) ?? true, let plan = task.plans.takeNew() {
                 tasks[id]?.record.segments = plan
-                let interval = isRateLimited(task) ? Self.limitedPlanSaveInterval : Self.planSaveInterval
-                tasks[id]?.nextPlanSave = now.advanced(by: interval)
+                tasks[id]?.nextPlanSave = now.advanced(by: limited ? Self.limitedPlanSaveInterval : Self.planSaveInterval)
                 persist(id)
             }
             outbox.send(
