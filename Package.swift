@@ -37,9 +37,10 @@ let package = Package(
             pkgConfig: "libgcrypt",
             providers: [.apt(["libgcrypt20-dev"])]
         ),
-        // glibc's malloc_trim (an idle hauld gives freed memory back) and sync_file_range (downloads' write-out).
+        // glibc's malloc_trim (an idle hauld gives freed memory back), sync_file_range (downloads' write-out), and
+        // epoll and eventfd (a bus connection's thread).
         .systemLibrary(name: "CGlibcExtras"),
-        .target(name: "DBusKit", dependencies: ["CDBus"]),
+        .target(name: "DBusKit", dependencies: ["CDBus", "CGlibcExtras"]),
         // The D-Bus contract (dbus/org.haul.Haul1.xml) as Swift: names, members, options, defaults, snapshots.
         .target(name: "HaulContract", dependencies: ["DBusKit"]),
         .target(name: "HaulCore", dependencies: ["CGlibcExtras"]),

@@ -13,3 +13,9 @@ int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpa
 static const unsigned int HAUL_RENAME_EXCHANGE = 2;
 // <unistd.h> declares syncfs only under _GNU_SOURCE.
 int syncfs(int fd);
+// The loop of a bus connection's thread (DBusKit's BusLoop).
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <pthread.h>
+// <pthread.h> declares it only under _GNU_SOURCE.
+int pthread_setname_np(pthread_t thread, const char *name);

@@ -4,7 +4,7 @@ import CDBus
 ///
 /// `@unchecked Sendable` is safe because: the pointer is immutable; libdbus connections are internally
 /// locked once `dbus_threads_init_default()` has run (which `open` guarantees); and every call through
-/// `pointer` is made on the owning `DBusConnection`'s serial queue, so libdbus never sees two threads at once.
+/// `pointer` is made on the owning `DBusConnection`'s thread (``BusLoop``), so libdbus never sees two threads at once.
 final class ConnectionHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 
@@ -16,7 +16,7 @@ final class ConnectionHandle: @unchecked Sendable {
         dbus_connection_unref(pointer)
     }
 
-    /// Connects and registers with the bus (the `Hello` call). Blocking: call it on the connection's queue,
+    /// Connects and registers with the bus (the `Hello` call). Blocking: call it on the connection's thread,
     /// never on the Swift concurrency pool.
     static func open(address: String) throws(DBusError) -> (ConnectionHandle, uniqueName: String) {
         dbus_threads_init_default()

@@ -1,5 +1,4 @@
 import CDBus
-import Dispatch
 
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +13,7 @@ final class CallbackContext {
 
     init(connection: DBusConnection) { self.connection = connection }
 
-    /// Runs `body` on the connection's isolation; callbacks always arrive on its queue. Only Sendable values
+    /// Runs `body` on the connection's isolation; callbacks always arrive on its thread. Only Sendable values
     /// (integer keys standing for libdbus pointers) cross into `body`.
     static func with<T: Sendable>(
         _ data: UnsafeMutableRawPointer?, _ body: @Sendable (isolated DBusConnection) -> T
@@ -31,41 +30,17 @@ private func releaseContext(_ data: UnsafeMutableRawPointer?) {
     Unmanaged<CallbackContext>.fromOpaque(data).release()
 }
 
-/// The Dispatch sources standing for libdbus's watches and timeouts, keyed by the libdbus object's address.
-///
-/// Dispatch traps when a suspended or never-activated source is released, so each source's running state is
-/// tracked and every source is resumed before it is cancelled.
+/// The connection's loop's watches and timers standing for libdbus's, keyed by the libdbus object's address.
 struct MainLoopSources {
-    final class Source {
-        let source: any DispatchSourceProtocol
-        var isRunning = false
-
-        init(_ source: any DispatchSourceProtocol) { self.source = source }
-
-        deinit { cancel() }
-
-        func setRunning(_ running: Bool) {
-            guard running != isRunning else { return }
-            isRunning = running
-            if running { source.resume() } else { source.suspend() }
-        }
-
-        func cancel() {
-            setRunning(true)
-            source.cancel()
-        }
-    }
-
-    var watches: [UInt: [Source]] = [:]
-    var timeouts: [UInt: Source] = [:]
+    var watches: [UInt: [UInt64]] = [:]
+    var timeouts: [UInt: UInt64] = [:]
     var watchPointers: [UInt: OpaquePointer] = [:]
     var timeoutPointers: [UInt: OpaquePointer] = [:]
 
-    mutating func cancelAll() {
-        watches = [:]
-        timeouts = [:]
-        watchPointers = [:]
-        timeoutPointers = [:]
+    mutating func cancelAll(on loop: BusLoop) {
+        for id in watches.values.joined() { loop.removeWatch(id) }
+        for id in timeouts.values { loop.removeTimer(id) }
+        self = MainLoopSources()
     }
 }
 
@@ -85,7 +60,7 @@ extension DBusConnection {
             },
             { watch, data in
                 let key = DBusConnection.key(watch)
-                CallbackContext.with(data) { $0.toggleWatch(key) }
+                _ = CallbackContext.with(data) { $0.toggleWatch(key) }
             },
             retained(), releaseContext
         )
@@ -131,52 +106,46 @@ extension DBusConnection {
     /// libdbus pointers cross isolation boundaries as their address, a Sendable integer.
     static func key(_ pointer: OpaquePointer?) -> UInt { UInt(bitPattern: pointer.map { Int(bitPattern: $0) } ?? 0) }
 
-    /// Each source watches its own duplicate of the socket, closed by the source's cancel handler. libdbus closes
-    /// the socket as soon as it has removed the watch, but a source's cancellation completes later, on Dispatch's
-    /// manager thread; a descriptor closed before then (and reused, or still open in a child being spawned) left
-    /// Dispatch's epoll bookkeeping stale: the process crashed in `_dispatch_event_loop_drain`, or another
-    /// connection stopped receiving.
+    /// Each watch is on a duplicate of the socket of its own, which the loop closes as it removes the watch: libdbus
+    /// closes the socket as soon as it has removed the watch, and a read and a write watch of one socket could not
+    /// both be in epoll's set under one descriptor.
     fileprivate func addWatch(_ key: UInt) -> Bool {
         guard let watch = OpaquePointer(bitPattern: key) else { return false }
         let socket = dbus_watch_get_unix_fd(watch)
         let flags = dbus_watch_get_flags(watch)
-        var sources: [MainLoopSources.Source] = []
-        if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 {
+        var ids: [UInt64] = []
+        for (flag, readiness) in [(DBUS_WATCH_READABLE, BusLoop.Readiness.readable), (DBUS_WATCH_WRITABLE, .writable)]
+        where flags & flag.rawValue != 0 {
             // Close-on-exec, so that a child process cannot keep the connection open.
             let fd = fcntl(socket, F_DUPFD_CLOEXEC, 0)
-            guard fd >= 0 else { return false }
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in
-                self?.assumeIsolated { $0.handleWatch(key, flags: UInt32(DBUS_WATCH_READABLE.rawValue)) }
+            guard fd >= 0 else {
+                ids.forEach(loop.removeWatch)
+                return false
             }
-            source.setCancelHandler { Glibc.close(fd) }
-            sources.append(.init(source))
+            ids.append(loop.addWatch(fd: fd, for: readiness) { [weak self] in
+                self?.assumeIsolated { $0.handleWatch(key, flags: flag.rawValue) }
+            })
         }
-        if flags & UInt32(DBUS_WATCH_WRITABLE.rawValue) != 0 {
-            let fd = fcntl(socket, F_DUPFD_CLOEXEC, 0)
-            guard fd >= 0 else { return false }
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in
-                self?.assumeIsolated { $0.handleWatch(key, flags: UInt32(DBUS_WATCH_WRITABLE.rawValue)) }
-            }
-            source.setCancelHandler { Glibc.close(fd) }
-            sources.append(.init(source))
-        }
-        mainLoop.watches[key] = sources
+        mainLoop.watches[key] = ids
         mainLoop.watchPointers[key] = watch
-        toggleWatch(key)
+        // libdbus forgets a watch it could not add.
+        guard toggleWatch(key) else {
+            removeWatch(key)
+            return false
+        }
         return true
     }
 
     fileprivate func removeWatch(_ key: UInt) {
-        mainLoop.watches.removeValue(forKey: key)?.forEach { $0.cancel() }
+        mainLoop.watches.removeValue(forKey: key)?.forEach(loop.removeWatch)
         mainLoop.watchPointers.removeValue(forKey: key)
     }
 
-    fileprivate func toggleWatch(_ key: UInt) {
-        guard let watch = mainLoop.watchPointers[key] else { return }
+    @discardableResult
+    fileprivate func toggleWatch(_ key: UInt) -> Bool {
+        guard let watch = mainLoop.watchPointers[key] else { return false }
         let enabled = dbus_watch_get_enabled(watch) != 0
-        mainLoop.watches[key]?.forEach { $0.setRunning(enabled) }
+        return mainLoop.watches[key, default: []].allSatisfy { loop.setWatch($0, enabled: enabled) }
     }
 
     private func handleWatch(_ key: UInt, flags: UInt32) {
@@ -188,10 +157,9 @@ extension DBusConnection {
     }
 
     /// libdbus reads at most 4 KiB of the socket each time a watch is handled: a large message (a `GetManagedObjects`
-    /// reply of 10,000 tasks is 9.4 MB) took thousands of trips through Dispatch, each waking its manager thread and
-    /// then the queue's, and a burst of signals one for every few. Reads on while the socket holds more, up to
-    /// ``readsPerWake`` times, so that other work on the queue still gets its turn. A watch libdbus disabled (its
-    /// incoming queue is full) or removed (the connection closed) ends it.
+    /// reply of 10,000 tasks is 9.4 MB) took thousands of turns of the loop, and a burst of signals one for every few.
+    /// Reads on while the socket holds more, up to ``readsPerWake`` times, so that other work on the thread still gets
+    /// its turn. A watch libdbus disabled (its incoming queue is full) or removed (the connection closed) ends it.
     private func readOn(_ key: UInt) {
         for _ in 1..<Self.readsPerWake {
             guard let watch = mainLoop.watchPointers[key], dbus_watch_get_enabled(watch) != 0 else { return }
@@ -208,32 +176,24 @@ extension DBusConnection {
 
     fileprivate func addTimeout(_ key: UInt) -> Bool {
         guard let timeout = OpaquePointer(bitPattern: key) else { return false }
-        let interval = DispatchTimeInterval.milliseconds(Int(dbus_timeout_get_interval(timeout)))
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now() + interval, repeating: interval)
-        source.setEventHandler { [weak self] in
+        mainLoop.timeouts[key] = loop.addTimer { [weak self] in
             self?.assumeIsolated { $0.handleTimeout(key) }
         }
-        mainLoop.timeouts[key] = .init(source)
         mainLoop.timeoutPointers[key] = timeout
         toggleTimeout(key)
         return true
     }
 
     fileprivate func removeTimeout(_ key: UInt) {
-        mainLoop.timeouts.removeValue(forKey: key)?.cancel()
+        mainLoop.timeouts.removeValue(forKey: key).map(loop.removeTimer)
         mainLoop.timeoutPointers.removeValue(forKey: key)
     }
 
-    /// libdbus may change the interval while a timeout is disabled, so a re-enabled timeout is rebuilt.
+    /// libdbus may change the interval while a timeout is disabled: it is read again as the timeout is enabled.
     fileprivate func toggleTimeout(_ key: UInt) {
-        guard let timeout = mainLoop.timeoutPointers[key], let source = mainLoop.timeouts[key] else { return }
+        guard let timeout = mainLoop.timeoutPointers[key], let id = mainLoop.timeouts[key] else { return }
         let enabled = dbus_timeout_get_enabled(timeout) != 0
-        if enabled, !source.isRunning {
-            let interval = DispatchTimeInterval.milliseconds(Int(dbus_timeout_get_interval(timeout)))
-            (source.source as? any DispatchSourceTimer)?.schedule(deadline: .now() + interval, repeating: interval)
-        }
-        source.setRunning(enabled)
+        loop.setTimer(id, every: enabled ? .milliseconds(dbus_timeout_get_interval(timeout)) : nil)
     }
 
     private func handleTimeout(_ key: UInt) {

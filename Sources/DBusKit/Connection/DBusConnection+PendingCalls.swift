@@ -1,6 +1,6 @@
 import CDBus
 
-/// A method call waiting for its reply. Lives on the connection's queue only.
+/// A method call waiting for its reply. Lives on the connection's thread only.
 final class PendingCall {
     let pointer: OpaquePointer
     private var continuation: CheckedContinuation<DBusMessage, any Error>?

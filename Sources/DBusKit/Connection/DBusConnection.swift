@@ -1,18 +1,17 @@
 import CDBus
-import Dispatch
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A private connection to a message bus, integrated with Dispatch and Swift concurrency.
+/// A private connection to a message bus, integrated with Swift concurrency.
 ///
-/// Every libdbus call runs on the connection's serial queue, which is also this actor's executor: libdbus's
-/// watches and timeouts become `DispatchSource`s on that queue, so outgoing messages are flushed at once and
+/// Every libdbus call runs on the connection's thread (``BusLoop``), which is also this actor's executor: libdbus's
+/// watches and timeouts are that thread's epoll set and timers, so outgoing messages are flushed at once and
 /// incoming ones are dispatched as they arrive. No call ever blocks the Swift concurrency pool.
 public actor DBusConnection {
-    private nonisolated let executor: QueueExecutor
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    nonisolated let loop: BusLoop
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     let handle: ConnectionHandle
     /// This connection's unique name on the bus, such as `:1.42`.
@@ -32,30 +31,38 @@ public actor DBusConnection {
     /// delivers one copy of a signal for all of a connection's rules, so each route checks the sender itself.
     private var followedNames: [String: FollowedName] = [:]
 
-    private init(executor: QueueExecutor, handle: ConnectionHandle, uniqueName: String) {
-        self.executor = executor
+    private init(loop: BusLoop, handle: ConnectionHandle, uniqueName: String) {
+        self.loop = loop
         self.handle = handle
         self.uniqueName = uniqueName
     }
 
     deinit {
-        // Dispatch sources balance themselves when released (MainLoopSources.Source). The last libdbus reference goes on the queue, where every other libdbus call is made.
+        // The last libdbus reference goes on the loop's thread, where every other libdbus call is made; the thread
+        // ends after it, closing the descriptors of the watches left.
         let handle = handle
-        executor.queue.async { withExtendedLifetime(handle) {} }
+        loop.async { withExtendedLifetime(handle) {} }
+        loop.stop()
     }
 
     /// Connects to the bus at a D-Bus address such as `unix:path=/run/user/1000/bus`.
     public static func connect(address: String) async throws(DBusError) -> DBusConnection {
-        let executor = QueueExecutor(label: "haul.dbus.connection")
+        guard let loop = BusLoop(name: "haul.dbus") else { throw .failed("no thread for the connection") }
         let result: Result<(ConnectionHandle, uniqueName: String), DBusError> = await withCheckedContinuation {
             continuation in
-            // Connecting and `Hello` block; they run on the connection's own queue, not on the Swift pool.
-            executor.queue.async {
+            // Connecting and `Hello` block; they run on the connection's own thread, not on the Swift pool.
+            loop.async {
                 continuation.resume(returning: Result { () throws(DBusError) in try ConnectionHandle.open(address: address) })
             }
         }
-        let (handle, uniqueName) = try result.get()
-        let connection = DBusConnection(executor: executor, handle: handle, uniqueName: uniqueName)
+        let (handle, uniqueName): (ConnectionHandle, String)
+        do {
+            (handle, uniqueName) = try result.get()
+        } catch {
+            loop.stop()
+            throw error
+        }
+        let connection = DBusConnection(loop: loop, handle: handle, uniqueName: uniqueName)
         await connection.start()
         return connection
     }
@@ -102,7 +109,7 @@ public actor DBusConnection {
         isClosed = true
         finishEverything()
         dbus_connection_close(handle.pointer)
-        mainLoop.cancelAll()
+        mainLoop.cancelAll(on: loop)
     }
 
     // MARK: Sending
@@ -124,7 +131,7 @@ public actor DBusConnection {
         resumeWriteWaiters()
     }
 
-    /// Validates and marshals a message now and sends it from the connection's queue without suspending the caller.
+    /// Validates and marshals a message now and sends it from the connection's thread without suspending the caller.
     ///
     /// Messages enqueued from one context go out in the order they were enqueued, which is what signals
     /// announcing successive changes need.
@@ -134,13 +141,13 @@ public actor DBusConnection {
 
     /// The same for a message already encoded (by the object server, for a signal it writes in place).
     nonisolated func enqueue(_ encoded: MessageCodec.Encoded) {
-        executor.queue.async { [weak self] in
+        loop.async { [weak self] in
             self?.assumeIsolated { try? $0.send(encoded) }
         }
     }
 
     /// Returns once every message queued so far has been written to the socket (`enqueue`d ones too: they reach
-    /// libdbus on this queue, in order, before this call runs), or once the connection is closed or lost.
+    /// libdbus on this thread, in order, before this call runs), or once the connection is closed or lost.
     ///
     /// A service sending thousands of messages at once waits here between batches, so that what it queues never runs
     /// far ahead of what the bus has read: libdbus's outgoing queue is one line, and an answer to another client
@@ -354,13 +361,11 @@ public actor DBusConnection {
 
     /// Schedules a drain from inside a libdbus callback, where dispatching again would re-enter libdbus.
     nonisolated func scheduleDrain() {
-        executor.queue.async { [weak self] in
+        loop.async { [weak self] in
             guard let self else { return }
             self.assumeIsolated { $0.drain() }
         }
     }
-
-    nonisolated var queue: DispatchQueue { executor.queue }
 }
 
 /// One subscriber of incoming messages.

@@ -1,4 +1,4 @@
-/// A D-Bus message as plain Swift data: decoded from libdbus on the connection's queue and never sharing
+/// A D-Bus message as plain Swift data: decoded from libdbus on the connection's thread and never sharing
 /// libdbus memory, so it can be passed freely between tasks.
 public struct DBusMessage: Sendable {
     public enum Kind: Sendable, Equatable {

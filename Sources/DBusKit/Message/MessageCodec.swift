@@ -7,7 +7,7 @@ import CDBus
 /// that carry file descriptors go through libdbus's iterators instead (`IteratorCodec`).
 enum MessageCodec {
     /// A message checked and made ready for libdbus, on any thread; `libdbusMessage` then makes it on the connection's
-    /// queue.
+    /// thread.
     enum Encoded: Sendable {
         case marshalled([UInt8])
         case withFileDescriptors(DBusMessage)
