@@ -520,7 +520,7 @@ actor TaskService {
     static let progressInterval = Duration.milliseconds(100)
     /// Once a second while every transferring task is held to a rate limit. Such a transfer is what a laptop runs
     /// for hours in the background, and each publication wakes hauld's threads several times (the bus connection's
-    /// queue, the desktop bridge), besides the bus and every client: at 5 MiB/s, ten publications a second cost hauld
+    /// thread, the desktop bridge), besides the bus and every client: at 5 MiB/s, ten publications a second cost hauld
     /// seven times the wake-ups of the limit itself (measured while the bridge still heard them through the bus), one
     /// a second less than one.
     static let limitedProgressInterval = Duration.seconds(1)
