@@ -97,30 +97,17 @@ final class BusLoop: SerialExecutor {
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         // The thread keeps the loop until it ends.
-        let context = Unmanaged.passRetained(Started(loop: self, name: name)).toOpaque()
+        let context = Unmanaged.passRetained(self).toOpaque()
         var handle = pthread_t()
-        let created = pthread_create(&handle, &attributes, { context in
-            guard let context else { return nil }
-            let started = Unmanaged<Started>.fromOpaque(context).takeRetainedValue()
-            pthread_setname_np(pthread_self(), started.name)
-            started.loop.run()
+        guard pthread_create(&handle, &attributes, { context in
+            context.map { Unmanaged<BusLoop>.fromOpaque($0).takeRetainedValue().run() }
             return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<Started>.fromOpaque(context).release()
+        }, context) == 0 else {
+            Unmanaged<BusLoop>.fromOpaque(context).release()
             return false
         }
+        pthread_setname_np(handle, name)
         return true
-    }
-
-    private final class Started {
-        let loop: BusLoop
-        let name: String
-
-        init(loop: BusLoop, name: String) {
-            self.loop = loop
-            self.name = name
-        }
     }
 
     // MARK: Queueing
@@ -166,10 +153,11 @@ final class BusLoop: SerialExecutor {
         precondition(thread.load(ordering: .relaxed) == pthread_self(), "not on the connection's thread")
     }
 
-    // MARK: Watches and timers (any thread)
+    // MARK: Watches and timers
 
     /// Watches `fd`, which the loop owns from now on and closes once the watch is removed (or the loop ends), for
-    /// `readiness`; `handler` runs on the loop's thread while the watch is enabled and `fd` is ready. Disabled until ``setWatch(_:enabled:)``.
+    /// `readiness`; `handler` runs on the loop's thread while the watch is enabled and `fd` is ready. Disabled until
+    /// ``setWatch(_:enabled:)``.
     func addWatch(fd: Int32, for readiness: Readiness, handler: @escaping @Sendable () -> Void) -> UInt64 {
         registry.withLock { registry in
             let id = registry.takeID()

@@ -569,7 +569,8 @@ actor TaskService {
             tasks[id]?.meter = task.meter
             if task.nextPlanSave.map({ now >= $0 }) ?? true, let plan = task.plans.takeNew() {
                 tasks[id]?.record.segments = plan
-                tasks[id]?.nextPlanSave = now.advanced(by: limited ? Self.limitedPlanSaveInterval : Self.planSaveInterval)
+                let interval = limited ? Self.limitedPlanSaveInterval : Self.planSaveInterval
+                tasks[id]?.nextPlanSave = now.advanced(by: interval)
                 persist(id)
             }
             outbox.send(
