@@ -70,7 +70,7 @@ extension Bench {
         try workspace.clearDownloads()
         let shared = LimitCost(
             bytes: sharedWire.totalBytes, cpuSeconds: after.cpuTime(since: before).seconds,
-            wakeups: after.wakeups(since: before)
+            wakeups: after.wakeups(since: before), preemptions: after.preemptions(since: before)
         )
         // Four URLs of the same file (nginx ignores the query), one curl each.
         let curlShared = try await curlLimited(
@@ -108,7 +108,7 @@ extension Bench {
         try workspace.clearDownloads()
         let cost = LimitCost(
             bytes: Workspace.rateLimitedSize, cpuSeconds: after.cpuTime(since: before).seconds,
-            wakeups: after.wakeups(since: before)
+            wakeups: after.wakeups(since: before), preemptions: after.preemptions(since: before)
         )
         return (cost, record)
     }
@@ -136,19 +136,27 @@ extension Bench {
         try workspace.clearDownloads()
         return LimitCost(
             bytes: bytes, cpuSeconds: results.reduce(0) { $0 + $1.usage.cpuTime.seconds },
-            wakeups: results.reduce(0) { $0 + $1.usage.contextSwitches }
+            wakeups: results.reduce(0) { $0 + $1.usage.wakeups },
+            preemptions: results.reduce(0) { $0 + $1.usage.preemptions }
         )
     }
 }
 
-/// What moving some bytes cost a program: its CPU time and wake-ups (context switches of its threads).
+/// What moving some bytes cost a program: its CPU time, its wake-ups (voluntary context switches of its threads) and,
+/// apart, its preemptions (involuntary ones: another thread took a running one's CPU). A preemption wakes nothing,
+/// and how many there are follows what else runs and the host's scheduler: on one host curl's preemptions outnumbered
+/// its wake-ups two to one; on another, its switches of both kinds came to a quarter of that host's (RESULTS.md).
 struct LimitCost: Codable, Sendable {
     var bytes: Int
     var cpuSeconds: Double
     var wakeups: Int
+    var preemptions: Int
 
     var cpuSecondsPerGiB: Double { cpuSeconds * Double(1 << 30) / Double(max(bytes, 1)) }
-    var wakeupsPerGiB: Double { Double(wakeups) * Double(1 << 30) / Double(max(bytes, 1)) }
+    var wakeupsPerGiB: Double { perGiB(wakeups) }
+    var preemptionsPerGiB: Double { perGiB(preemptions) }
+
+    private func perGiB(_ count: Int) -> Double { Double(count) * Double(1 << 30) / Double(max(bytes, 1)) }
 }
 
 /// hauld's cost of a limited download beside curl's at the same limit.
@@ -158,6 +166,7 @@ struct CostBesideCurl: Codable, Sendable {
 
     var cpuRatio: Double { hauld.cpuSecondsPerGiB / max(curl.cpuSecondsPerGiB, 1e-9) }
     var wakeupRatio: Double { hauld.wakeupsPerGiB / max(curl.wakeupsPerGiB, 1e-9) }
+    var preemptionRatio: Double { hauld.preemptionsPerGiB / max(curl.preemptionsPerGiB, 1e-9) }
 }
 
 /// One limited run's rates on the wire over its steady part, in bytes per second.

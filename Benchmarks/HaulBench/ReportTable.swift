@@ -92,7 +92,10 @@ enum ReportTable {
                     figure: "  counted from (its pooled connections closed at)",
                     hauld: String(format: "%.0f s (%.0f s)", idle.startSeconds, idle.connectionsClosedSeconds)
                 ),
-                Row(figure: "  wake-ups (context switches) / signals", hauld: "\(idle.wakeups) / \(idle.signals)"),
+                Row(
+                    figure: "  wake-ups (voluntary context switches) / signals",
+                    hauld: "\(idle.wakeups) / \(idle.signals)"
+                ),
                 Row(figure: "  RSS / anonymous / PSS", hauld: memory(idle.memory)),
             ]
         }
@@ -195,8 +198,14 @@ enum ReportTable {
                     curl: seconds(cost.curl.cpuSecondsPerGiB), ratio: ratio(cost.cpuRatio)
                 ),
                 Row(
-                    figure: "  wake-ups (context switches) per GiB", hauld: String(format: "%.0f", cost.hauld.wakeupsPerGiB),
+                    figure: "  wake-ups (voluntary context switches) per GiB",
+                    hauld: String(format: "%.0f", cost.hauld.wakeupsPerGiB),
                     curl: String(format: "%.0f", cost.curl.wakeupsPerGiB), ratio: ratio(cost.wakeupRatio)
+                ),
+                Row(
+                    figure: "  preemptions (involuntary ones) per GiB",
+                    hauld: String(format: "%.0f", cost.hauld.preemptionsPerGiB),
+                    curl: String(format: "%.0f", cost.curl.preemptionsPerGiB), ratio: ratio(cost.preemptionRatio)
                 ),
             ]
         }

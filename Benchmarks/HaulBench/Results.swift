@@ -133,7 +133,7 @@ struct IdleFigures: Codable, Sendable {
     var seconds: Double
     /// From the threads' `schedstat`, to the nanosecond.
     var cpuSeconds: Double
-    /// Context switches of hauld's threads: each one a wake-up.
+    /// Voluntary context switches of hauld's threads: each one a wake-up.
     var wakeups: Int
     var signals: Int
     var memory: MemoryFigures

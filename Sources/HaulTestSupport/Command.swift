@@ -19,14 +19,17 @@ package struct ResourceUsage: Sendable {
     package let cpuTime: Duration
     /// The largest resident set size it reached.
     package let peakResidentBytes: Int
-    /// Voluntary and involuntary context switches: each one a wake-up.
-    package let contextSwitches: Int
+    /// Voluntary context switches: each one a wake-up (``ProcessSample/voluntarySwitches``).
+    package let wakeups: Int
+    /// Involuntary context switches: each one a preemption (``ProcessSample/involuntarySwitches``).
+    package let preemptions: Int
 
     init(_ raw: rusage) {
         func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
         cpuTime = duration(raw.ru_utime) + duration(raw.ru_stime)
         peakResidentBytes = raw.ru_maxrss * 1024
-        contextSwitches = raw.ru_nvcsw + raw.ru_nivcsw
+        wakeups = raw.ru_nvcsw
+        preemptions = raw.ru_nivcsw
     }
 }
 

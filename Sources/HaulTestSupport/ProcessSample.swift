@@ -12,8 +12,13 @@ package struct ProcessSample: Sendable {
     package let anonymousBytes: Int
     /// `Pss` (`smaps_rollup`): the resident set with each shared page divided among the processes mapping it.
     package let proportionalBytes: Int
-    /// Voluntary and involuntary context switches of each thread alive now, by thread id: each one is a wake-up.
-    package let contextSwitches: [Int: Int]
+    /// Voluntary context switches of each thread alive now, by thread id: each one a wake-up (the thread waited, and
+    /// something woke it).
+    package let voluntarySwitches: [Int: Int]
+    /// Involuntary context switches of each thread alive now, by thread id: each one a preemption (the thread was
+    /// running and another took its CPU), which costs no wake-up; how many there are depends on what else runs and
+    /// on the host's scheduler more than on the program.
+    package let involuntarySwitches: [Int: Int]
     /// Nanoseconds on a CPU of each thread alive now (`schedstat`), by thread id: finer than clock ticks.
     package let threadRuntimes: [Int: Int]
 
@@ -34,25 +39,33 @@ package struct ProcessSample: Sendable {
         peakResidentBytes = (status["VmHWM"] ?? 0) * 1024
         anonymousBytes = (status["RssAnon"] ?? 0) * 1024
         proportionalBytes = ((try? Self.fields(ProcFile.read("/proc/\(pid)/smaps_rollup")))?["Pss"] ?? 0) * 1024
-        var switches: [Int: Int] = [:]
+        var voluntary: [Int: Int] = [:]
+        var involuntary: [Int: Int] = [:]
         var runtimes: [Int: Int] = [:]
         for thread in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
             guard let id = Int(thread), let text = try? ProcFile.read("/proc/\(pid)/task/\(thread)/status") else {
                 continue
             }
             let counts = Self.fields(text)
-            switches[id] = (counts["voluntary_ctxt_switches"] ?? 0) + (counts["nonvoluntary_ctxt_switches"] ?? 0)
+            voluntary[id] = counts["voluntary_ctxt_switches"] ?? 0
+            involuntary[id] = counts["nonvoluntary_ctxt_switches"] ?? 0
             let schedstat = (try? ProcFile.read("/proc/\(pid)/task/\(thread)/schedstat")) ?? ""
             runtimes[id] = schedstat.split(separator: " ").first.flatMap { Int($0) } ?? 0
         }
-        contextSwitches = switches
+        voluntarySwitches = voluntary
+        involuntarySwitches = involuntary
         threadRuntimes = runtimes
     }
 
     /// Wake-ups between two samples: those of threads alive at both, plus all of threads started since (those of a
     /// thread that ended in between are lost with it).
     package func wakeups(since earlier: ProcessSample) -> Int {
-        Self.growth(of: contextSwitches, since: earlier.contextSwitches)
+        Self.growth(of: voluntarySwitches, since: earlier.voluntarySwitches)
+    }
+
+    /// Preemptions between two samples, counted as `wakeups(since:)` counts.
+    package func preemptions(since earlier: ProcessSample) -> Int {
+        Self.growth(of: involuntarySwitches, since: earlier.involuntarySwitches)
     }
 
     /// CPU time between two samples to the nanosecond, counted as `wakeups(since:)` counts.

@@ -21,7 +21,14 @@ import Testing
             let before = try ProcessSample(pid: f.daemon.hauld.pid)
             try await Task.sleep(for: .seconds(3))
             let after = try ProcessSample(pid: f.daemon.hauld.pid)
-            #expect(after.wakeups(since: before) == 0, "\(after.contextSwitches) since \(before.contextSwitches)")
+            // A thread preempted must have run: both counts stay still.
+            let switches = [
+                before.voluntarySwitches, before.involuntarySwitches, after.voluntarySwitches, after.involuntarySwitches,
+            ]
+            #expect(
+                after.wakeups(since: before) + after.preemptions(since: before) == 0,
+                "voluntary and involuntary switches, before and after: \(switches)"
+            )
         }
     }
 }
