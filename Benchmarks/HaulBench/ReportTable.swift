@@ -220,6 +220,12 @@ enum ReportTable {
             ),
         ]
         rows += cost("\(size(single.limit))/s, 1 task", limits.singleCost)
+        rows.append(
+            Row(
+                figure: "  curl's wake-ups per GiB, each of its runs (the median above)", hauld: "",
+                curl: limits.curlSingleRuns.map { String(format: "%.0f", $0.wakeupsPerGiB) }.joined(separator: " / ")
+            )
+        )
         rows += cost("\(size(single.limit))/s, \(connections) (curl: 1)", limits.segmentedCost)
         rows += cost("\(size(shared.limit))/s shared by \(shared.tasks) (\(shared.tasks) curls)", limits.sharedCost)
         rows += [
