@@ -6,13 +6,7 @@ extension Bench {
         // async-http-client keeps the load's connections for reuse and closes them after 60 s unused: a wake-up of
         // each event loop once, not a timer that repeats. Idle is what follows, once they are closed.
         let loadEnded = ContinuousClock.now
-        while try ProcessSample.openTCPSockets(pid: pid) > 0 {
-            guard loadEnded.duration(to: .now) < .seconds(90) else {
-                throw TestSupportError("hauld still holds TCP connections 90 s after the load")
-            }
-            try await Task.sleep(for: .milliseconds(250))
-        }
-        let connectionsClosed = loadEnded.duration(to: .now)
+        let connectionsClosed = try await pooledConnectionsClosed()
         // hauld trims its heap once more a minute after the last transfer that may have left a connection in the pool
         // (HeapTrim), even when the server closed that connection sooner: its one wake-up after a load
         // comes before the idle time too.

@@ -84,6 +84,19 @@ struct Bench: Sendable {
         return HauldRun(start: start, end: end, cpu: after.cpuTime(since: before))
     }
 
+    /// Waits until hauld holds no TCP connection any more, and returns how long that took: async-http-client keeps a
+    /// load's connections for reuse and closes them after 60 s unused.
+    func pooledConnectionsClosed() async throws -> Duration {
+        let start = ContinuousClock.now
+        while try ProcessSample.openTCPSockets(pid: pid) > 0 {
+            guard start.duration(to: .now) < .seconds(90) else {
+                throw TestSupportError("hauld still holds TCP connections 90 s after the load")
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        return start.duration(to: .now)
+    }
+
     /// Calls `Download` for each, all at once; the tasks in the order of `downloads`.
     func startDownloads(_ downloads: [Download]) async throws -> [ObjectPath] {
         let client = client
