@@ -78,17 +78,22 @@ final class BusLoop: SerialExecutor {
     init?(name: String) {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        // A failed initializer still runs `deinit`, which closes `wakeFD`.
         guard epoll >= 0, wakeFD >= 0 else {
             if epoll >= 0 { close(epoll) }
-            if wakeFD >= 0 { close(wakeFD) }
             return nil
         }
         var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: 0))
         guard epoll_ctl(epoll, EPOLL_CTL_ADD, wakeFD, &event) == 0, start(name: name) else {
             close(epoll)
-            close(wakeFD)
             return nil
         }
+    }
+
+    /// The wake-up descriptor lives as long as the loop, not its thread: a push writes it outside the queue's lock,
+    /// and may do so just after the thread ended.
+    deinit {
+        if wakeFD >= 0 { close(wakeFD) }
     }
 
     private func start(name: String) -> Bool {
@@ -123,24 +128,32 @@ final class BusLoop: SerialExecutor {
 
     /// Ends the thread once everything queued so far has run; what is queued after is dropped.
     func stop() {
-        queue.withLock { queue in
+        let wake = queue.withLock { queue in
             queue.isStopping = true
-            wakeIfAsleep(&queue)
+            return takeWakeUp(&queue)
         }
+        if wake { writeWakeUp() }
     }
 
     private func push(_ item: Item) {
-        queue.withLock { queue in
-            guard !queue.isGone else { return }
+        let wake = queue.withLock { queue in
+            guard !queue.isGone else { return false }
             queue.items.append(item)
-            wakeIfAsleep(&queue)
+            return takeWakeUp(&queue)
         }
+        if wake { writeWakeUp() }
     }
 
-    /// Under the queue's lock, which `finish()` takes to set `isGone` before it closes the descriptor written here.
-    private func wakeIfAsleep(_ queue: inout Queue) {
-        guard !queue.isAwake, !queue.isGone else { return }
+    /// Whether the caller is the one to wake the sleeping thread (under the queue's lock).
+    private func takeWakeUp(_ queue: inout Queue) -> Bool {
+        guard !queue.isAwake, !queue.isGone else { return false }
         queue.isAwake = true
+        return true
+    }
+
+    /// Written outside the queue's lock: the woken thread takes that lock first, and found it still held by the
+    /// writer, so that each wake-up cost the thread a second one, on the lock's futex.
+    private func writeWakeUp() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
     }
@@ -291,7 +304,6 @@ final class BusLoop: SerialExecutor {
             registry = Registry()
         }
         close(epoll)
-        close(wakeFD)
     }
 
     private static let eventsPerWait = 16
