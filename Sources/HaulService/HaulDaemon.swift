@@ -101,7 +101,8 @@ package struct HaulDaemon: Service {
         let tasks = TaskService(
             objects: objects, indicator: indicator, attempts: attempts, rates: rates,
             store: taskStore, records: writer,
-            settingsURL: configuration.stateDirectory.appendingPathComponent("manager.json"), logger: logger
+            settingsURL: configuration.stateDirectory.appendingPathComponent("manager.json"),
+            clock: EventLoopClock(coalescingWith: rates), logger: logger
         )
 
         // Following the object server before anything is exported, so that it sees every task from the first.

@@ -15,6 +15,9 @@ import Synchronization
 /// Every connection a limit (of at most ``oneLoopLimit``) applies to when it starts runs on the gate's one event loop
 /// (``loop``): the timer then wakes one thread, which reads each socket whose grant came, where connections spread
 /// over the group's loops would wake every loop, and each wake-up on one loop would hand work to the other.
+///
+/// A timer of hauld's that may fire a little late (the progress ticker's, while every transfer is held to a limit)
+/// rides the gate's (``ride(from:until:)``) instead of waking that thread once more.
 package final class RateGate: Sendable {
     package enum Direction: Sendable {
         case download, upload
@@ -172,6 +175,34 @@ package final class RateGate: Sendable {
                 }
             }
         }
+    }
+
+    /// Succeeds at the first firing of a limit's timer from `earliest` on, or at `latest` if none fired by then: a
+    /// wake-up that may come a little late rides one the limited connections make anyway, on ``loop``. It rides the
+    /// download side's timer unless only the upload side's is armed.
+    package func ride(from earliest: ContinuousClock.Instant, until latest: ContinuousClock.Instant)
+        -> EventLoopFuture<Void>
+    {
+        let promise = loop.makePromise(of: Void.self)
+        sides.withLock { sides in
+            let direction: Direction = sides.download.timer == nil && sides.upload.timer != nil ? .upload : .download
+            sides.update(direction) { side in
+                if let instant = side.wakeUps.ride(promise, from: earliest, until: latest) {
+                    side.timer?.cancel()
+                    side.timer = schedule(direction, at: instant, on: loop)
+                }
+            }
+        }
+        return promise.futureResult
+    }
+
+    /// Ends a ride (``ride(from:until:)``) before its time: it fails with `CancellationError`.
+    package func cancelRide(_ ride: EventLoopFuture<Void>) {
+        let promise = sides.withLock { sides in
+            sides.download.wakeUps.remove { $0.futureResult === ride }
+                ?? sides.upload.wakeUps.remove { $0.futureResult === ride }
+        }
+        promise?.fail(CancellationError())
     }
 
     /// The direction's timer, to fire at `instant` on `loop`.

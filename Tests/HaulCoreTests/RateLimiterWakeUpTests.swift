@@ -95,4 +95,43 @@ struct RateLimiterWakeUpTests {
         let last = wakeUps.fire(now: ms(150))
         #expect(last.due == ["c"] && last.next == nil && wakeUps.timer == nil && wakeUps.count == 0)
     }
+
+    // MARK: Riders
+
+    /// A rider wakes at the first firing within its window, for whichever waiter it comes: it arms nothing of its own.
+    @Test func aRiderRidesTheFirstFiringWithinItsWindow() {
+        var wakeUps = RateWakeUps<TestInstant, String>()
+        #expect(wakeUps.add("connection", until: ms(250)) == ms(250))
+        #expect(wakeUps.ride("tick", from: ms(200), until: ms(500)) == nil, "the armed timer fires within the window")
+        let fired = wakeUps.fire(now: ms(250))
+        #expect(fired.due == ["connection", "tick"] && fired.next == nil)
+    }
+
+    /// A firing before a rider's window leaves it waiting; with none within, it is woken at the window's end.
+    @Test func aRiderWithoutAFiringInItsWindowIsWokenAtItsEnd() {
+        var wakeUps = RateWakeUps<TestInstant, String>()
+        #expect(wakeUps.ride("tick", from: ms(200), until: ms(500)) == ms(500), "nothing else arms the timer")
+        #expect(wakeUps.add("connection", until: ms(100)) == ms(100))
+        let early = wakeUps.fire(now: ms(100))
+        #expect(early.due == ["connection"] && early.next == ms(500), "before the window: the rider waits on")
+        let late = wakeUps.fire(now: ms(500))
+        #expect(late.due == ["tick"] && late.next == nil)
+    }
+
+    /// A window that ends before it begins is a plain deadline at its beginning.
+    @Test func aWindowEndingBeforeItBeginsIsADeadline() {
+        var wakeUps = RateWakeUps<TestInstant, String>()
+        #expect(wakeUps.ride("tick", from: ms(300), until: ms(100)) == ms(300))
+        #expect(wakeUps.fire(now: ms(299)).due.isEmpty)
+        #expect(wakeUps.fire(now: ms(300)).due == ["tick"])
+    }
+
+    @Test func aRemovedWaiterIsNotWoken() {
+        var wakeUps = RateWakeUps<TestInstant, String>()
+        _ = wakeUps.add("connection", until: ms(250))
+        _ = wakeUps.ride("tick", from: ms(200), until: ms(500))
+        #expect(wakeUps.remove { $0 == "tick" } == "tick")
+        #expect(wakeUps.remove { $0 == "tick" } == nil, "gone already")
+        #expect(wakeUps.fire(now: ms(600)).due == ["connection"])
+    }
 }

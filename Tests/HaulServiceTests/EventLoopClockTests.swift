@@ -1,4 +1,5 @@
 import HaulService
+import HaulTransfer
 import NIOCore
 import NIOPosix
 import Testing
@@ -40,6 +41,28 @@ import Testing
 
     @Test func cancellingWhileAsleepWakesTheSleeper() async throws {
         try await expectCancellationEnds(sleepingFor: .seconds(3600), cancelledAfter: .milliseconds(20))
+    }
+
+    /// Coalescing with a rate gate, a sleep given a tolerance ends within it: no earlier than its deadline (the
+    /// gate's own tests show it riding the limits' timer).
+    @Test func aTolerantSleepEndsNoEarlierThanItsDeadline() async throws {
+        let clock = EventLoopClock(coalescingWith: RateGate())
+        let deadline = clock.now.advanced(by: .milliseconds(50))
+        try await clock.sleep(until: deadline, tolerance: .milliseconds(100))
+        #expect(clock.now >= deadline)
+    }
+
+    @Test func cancellingATolerantSleepEndsItWithCancellationError() async throws {
+        let clock = EventLoopClock(coalescingWith: RateGate())
+        let asleep = AsyncStream<Void>.makeStream()
+        let sleeper = Task {
+            asleep.continuation.yield()
+            try await clock.sleep(for: .seconds(3600), tolerance: .seconds(1))
+        }
+        for await _ in asleep.stream { break }
+        try await clock.sleep(for: .milliseconds(20))
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
     }
 
     /// A deadline beyond what NIO can count in nanoseconds sleeps (as good as) forever, rather than wrapping around.

@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulTestSupport
 import HaulTransfer
+import NIOCore
 import Testing
 
 /// Rate limits on the wire, in-process on the transfer client against the test server. A limit can only be kept
@@ -100,6 +101,46 @@ import Testing
         #expect(meter.segmentWritebackChunk == 4 << 20, "never above 4 MiB")
         gate.setGlobalLimit(10 << 20, for: .download)
         #expect(meter.segmentWritebackChunk == 2 << 20, "the global limit counts")
+    }
+
+    /// A ride (hauld's progress ticker under a limit) ends at the limit's timer firing within its window, which the
+    /// download needs to go on: so long before the download ends, and far before the window's end.
+    @Test func aRideEndsWithTheFiringALimitedDownloadWaitsFor() async throws {
+        try await Self.withRig { rig in
+            rig.gate.setLimit(UInt64(Self.mib), of: 1, direction: .download)
+            let start = ContinuousClock.now
+            let download = Task {
+                let bytes = try await Self.download(
+                    rig.client, rig.server.url("/gen/4m?seed=11"), to: rig.file("a"),
+                    rate: rig.gate.meter(for: 1, direction: .download)
+                )
+                return (bytes, ContinuousClock.now)
+            }
+            let earliest = start.advanced(by: .milliseconds(500))
+            // Timed on the gate's loop, as the ride ends.
+            let rode = try await rig.gate.ride(from: earliest, until: start.advanced(by: .seconds(600)))
+                .map { ContinuousClock.now }.get()
+            let (bytes, ended) = try await download.value
+            #expect(bytes == UInt64(4 * Self.mib))
+            #expect(rode >= earliest)
+            #expect(rode < ended, "the ride ended \(rode - ended) after the download")
+        }
+    }
+
+    /// With no limited connection waiting, a ride ends at its window's end, not before.
+    @Test func aRideWithoutAFiringEndsAtItsWindowsEnd() async throws {
+        let gate = RateGate()
+        let start = ContinuousClock.now
+        let latest = start.advanced(by: .milliseconds(200))
+        try await gate.ride(from: start.advanced(by: .milliseconds(50)), until: latest).get()
+        #expect(ContinuousClock.now >= latest)
+    }
+
+    @Test func aCancelledRideFailsAtOnce() async {
+        let gate = RateGate()
+        let ride = gate.ride(from: .now.advanced(by: .seconds(3600)), until: .now.advanced(by: .seconds(7200)))
+        gate.cancelRide(ride)
+        await #expect(throws: CancellationError.self) { try await ride.get() }
     }
 
     @Test func aTaskLimitHoldsADownloadToItsRate() async throws {

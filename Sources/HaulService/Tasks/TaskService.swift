@@ -524,6 +524,11 @@ actor TaskService {
     /// seven times the wake-ups of the limit itself (measured while the bridge still heard them through the bus), one
     /// a second less than one.
     static let limitedProgressInterval = Duration.seconds(1)
+    /// How much later than ``limitedProgressInterval`` a tick may come: a grant's period and the limiter's grid, within
+    /// which the limited connections' timer fires at least once while they wait for it. hauld's clock lets the tick
+    /// ride that firing (`EventLoopClock`), so that it costs no wake-up of its own: one a second of the five or six a
+    /// download held to a limit makes.
+    static let limitedProgressTolerance = RateGate.Limiter.roundPeriod + RateGate.Limiter.wakeUpGrid
     /// How often a running segmented download's plan is saved, at most: each save syncs the partial file's data and
     /// writes the record (three syncs), which once a second cost a download held to 5 MiB/s over four connections
     /// half of all its wake-ups. A crash costs each segment what came in since the last save (five seconds of
@@ -543,7 +548,8 @@ actor TaskService {
         ticker = Task { [weak self, clock] in
             var interval = first
             while !Task.isCancelled {
-                try? await clock.sleep(for: interval)
+                let tolerance = interval == Self.limitedProgressInterval ? Self.limitedProgressTolerance : nil
+                try? await clock.sleep(for: interval, tolerance: tolerance)
                 guard let self, let next = await self.tick() else { break }
                 interval = next
             }
