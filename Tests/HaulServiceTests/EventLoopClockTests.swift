@@ -53,16 +53,10 @@ import Testing
     }
 
     @Test func cancellingATolerantSleepEndsItWithCancellationError() async throws {
-        let clock = EventLoopClock(coalescingWith: RateGate())
-        let asleep = AsyncStream<Void>.makeStream()
-        let sleeper = Task {
-            asleep.continuation.yield()
-            try await clock.sleep(for: .seconds(3600), tolerance: .seconds(1))
-        }
-        for await _ in asleep.stream { break }
-        try await clock.sleep(for: .milliseconds(20))
-        sleeper.cancel()
-        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        try await expectCancellationEnds(
+            of: EventLoopClock(coalescingWith: RateGate()), sleepingFor: .seconds(3600), tolerance: .seconds(1),
+            cancelledAfter: .milliseconds(20)
+        )
     }
 
     /// A deadline beyond what NIO can count in nanoseconds sleeps (as good as) forever, rather than wrapping around.
@@ -70,13 +64,17 @@ import Testing
         try await expectCancellationEnds(sleepingFor: .seconds(Int64.max / 2), cancelledAfter: .milliseconds(200))
     }
 
-    /// Starts a sleep, lets it run `cancelledAfter` (the sleep may not have started yet: cancelling before or during
-    /// it must both end it), then cancels it: it must end with `CancellationError`, not return.
-    private func expectCancellationEnds(sleepingFor duration: Duration, cancelledAfter wait: Duration) async throws {
+    /// Starts a sleep on `clock` (with `tolerance`), lets it run `cancelledAfter` (the sleep may not have started yet:
+    /// cancelling before or during it must both end it), then cancels it: it must end with `CancellationError`, not
+    /// return.
+    private func expectCancellationEnds(
+        of clock: EventLoopClock = EventLoopClock(), sleepingFor duration: Duration, tolerance: Duration? = nil,
+        cancelledAfter wait: Duration
+    ) async throws {
         let asleep = AsyncStream<Void>.makeStream()
-        let sleeper = Task { [clock] in
+        let sleeper = Task {
             asleep.continuation.yield()
-            try await clock.sleep(until: clock.now.advanced(by: duration))
+            try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: tolerance)
         }
         for await _ in asleep.stream { break }
         try await clock.sleep(for: wait)

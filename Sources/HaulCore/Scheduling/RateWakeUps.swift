@@ -33,10 +33,11 @@ public struct RateWakeUps<Instant: InstantProtocol, Waiter: Sendable>: Sendable 
     /// `waiter` wakes at the first firing from `earliest` on, for whatever waiter it comes, and at `latest` if none
     /// came by then: it rides a wake-up the timer makes anyway. Returns what ``add(_:until:)`` returns.
     @inlinable public mutating func ride(_ waiter: Waiter, from earliest: Instant, until latest: Instant) -> Instant? {
-        waiting.append((earliest, max(earliest, latest), waiter))
+        let latest = max(earliest, latest)
+        waiting.append((earliest, latest, waiter))
         if let armed, armed <= latest { return nil }
-        armed = max(earliest, latest)
-        return armed
+        armed = latest
+        return latest
     }
 
     /// Takes the first waiter `matches` out, if one waits: it is not woken.
