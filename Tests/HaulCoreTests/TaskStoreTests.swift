@@ -113,6 +113,25 @@ struct TaskStoreTests {
         }
     }
 
+    /// A restore lists the records, then reads them a batch at a time: the listing reads no record, and a batch
+    /// only its own, in order.
+    @Test func aListingNamesTheRecordsAndABatchReadsOnlyItsOwn() throws {
+        try withTemporaryDirectory { directory in
+            let store = TaskStore(directory: directory)
+            for id: UInt32 in [1, 2, 3, 5, 9] { try store.save(try download(id)) }
+            try store.remove(id: 9)
+            try Data("not json".utf8).write(to: store.url(for: 3))
+            let listing = store.listing()
+            #expect(listing.ids == [1, 2, 3, 5])
+            #expect(listing.takenIDs == [1, 2, 3, 5, 9])
+            #expect(listing.problems == [])
+            let batch = store.load(listing.ids[1...2])
+            #expect(batch.records.map(\.id) == [2])
+            #expect(batch.problems.count == 1 && batch.problems[0].contains("3.json"))
+            #expect(store.load(listing.ids[3...]).records.map(\.id) == [5])
+        }
+    }
+
     @Test func aMissingDirectoryHoldsNoTasks() {
         let store = TaskStore(directory: URL(filePath: "/nonexistent-haul-\(UUID().uuidString)/tasks"))
         let loaded = store.loadAll()

@@ -170,6 +170,44 @@ import Testing
         }
     }
 
+    /// A restore reads a batch ahead of the one it exports: over several batches every task comes back in id order
+    /// with the bytes on disk, a damaged record in the middle costs only its own task, and new tasks get fresh ids.
+    @Test func aRestoreOfSeveralBatchesBringsBackEveryTaskInOrder() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("haul-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = root.appendingPathComponent("state/tasks")
+        let downloads = root.appendingPathComponent("downloads")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let count = UInt32(TaskService.batch * 2 + 3)
+        let damaged = UInt32(TaskService.batch + 5)
+        for id in 1...count {
+            let file = folder.appendingPathComponent("\(id).json")
+            guard id != damaged else {
+                try Data("{\"id\": ".utf8).write(to: file)
+                continue
+            }
+            let record = TaskRecord(
+                id: id, kind: .download, url: "http://127.0.0.1:9/f\(id)",
+                path: downloads.appendingPathComponent("f\(id).bin").path, createdAt: Date(), state: .suspended
+            )
+            try TaskStore.encoded(record).write(to: file)
+        }
+        let partial = downloads.appendingPathComponent("f\(count).bin.haul-partial")
+        try Data(repeating: 1, count: 123).write(to: partial)
+
+        try await TaskServiceHarness.with(root: root) { harness throws in
+            let expected = (1...count).filter { $0 != damaged }.map(HaulBus.taskPath)
+            #expect(await harness.tasks.list() == expected)
+            let last = await harness.tasks.properties(of: count)
+            #expect(last?[TaskProperty.bytesReceived.name] == .uint64(123))
+            #expect(last?[TaskProperty.state.name] == .state(.suspended))
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("\(damaged).json").path))
+            let (_, id) = try await harness.suspendedDownload("new.bin")
+            #expect(id == count + 1)
+        }
+    }
+
     /// A download whose attempt is in flight when hauld crashes; returns its id.
     static func crashMidAttempt(root: URL) async throws -> UInt32 {
         var id: UInt32 = 0

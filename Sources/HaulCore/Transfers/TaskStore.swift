@@ -88,33 +88,64 @@ package struct TaskStore: Sendable {
         package var takenIDs: Set<UInt32> = []
     }
 
-    /// Reads every record, with a message for each file that could not be used.
-    ///
-    /// Only files named `<id>.json` are read, so the temporary files of an interrupted ``AtomicFile`` write and
-    /// anything else are ignored. A file that cannot be read or decoded, or that holds another task than its name
-    /// says, is reported in `problems` and left in place. A missing directory means no tasks.
+    /// Reads every record, with a message for each file that could not be used: ``listing()``, then ``load(_:)`` of
+    /// every record it found.
     package func loadAll() -> Contents {
+        let listing = listing()
+        var contents = load(listing.ids[...])
+        contents.problems = listing.problems + contents.problems
+        contents.takenIDs = listing.takenIDs
+        return contents
+    }
+
+    /// The record files in the folder, not yet read.
+    package struct Listing: Sendable {
+        /// The id of each file named `<id>.json`, lowest first.
+        package var ids: [UInt32] = []
+        /// As ``Contents/takenIDs``.
+        package var takenIDs: Set<UInt32> = []
+        /// A message if the folder could not be read.
+        package var problems: [String] = []
+    }
+
+    /// The record files in the folder, which a restore then reads a batch at a time with ``load(_:)``.
+    ///
+    /// Only files named `<id>.json` count, so the temporary files of an interrupted ``AtomicFile`` write and anything
+    /// else are ignored. A missing directory means no tasks.
+    package func listing() -> Listing {
         let directoryPath = directory.path(percentEncoded: false)
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directoryPath)
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return Contents()
+            return Listing()
         } catch {
-            return Contents(problems: ["cannot read the task directory \(directoryPath): \(error)"])
+            return Listing(problems: ["cannot read the task directory \(directoryPath): \(error)"])
         }
-        var contents = Contents()
-        if let removed = highestRemovedID() { contents.takenIDs.insert(removed) }
-        let ids = names.compactMap(Self.id(fromFileName:)).sorted()
-        contents.takenIDs.formUnion(ids)
-        // Ten thousand records are read and decoded on every core: a restart answers sooner.
-        let chunks = stride(from: 0, to: ids.count, by: 256).map { ids[$0..<min($0 + 256, ids.count)] }
+        var listing = Listing(ids: names.compactMap(Self.id(fromFileName:)).sorted())
+        listing.takenIDs = Set(listing.ids)
+        if let removed = highestRemovedID() { listing.takenIDs.insert(removed) }
+        return listing
+    }
+
+    /// Reads and decodes the records of `ids` on every core, in their order. A file that cannot be read or decoded,
+    /// or that holds another task than its name says, is reported in `problems` and left in place; `takenIDs` is
+    /// empty.
+    package func load(_ ids: ArraySlice<UInt32>) -> Contents {
+        // In pieces of 64, so that a restore's batch of 256 has one for each core and a few to balance them.
+        let chunks = stride(from: ids.startIndex, to: ids.endIndex, by: 64).map {
+            ids[$0..<min($0 + 64, ids.endIndex)]
+        }
         let loaded = Mutex([[Result<TaskRecord, LoadFailure>]](repeating: [], count: chunks.count))
+        // Paths joined as text: a URL built for each of ten thousand records took a tenth of their decoding.
+        let path = directory.path(percentEncoded: false)
+        let folder = path.hasSuffix("/") ? path : path + "/"
         DispatchQueue.concurrentPerform(iterations: chunks.count) { index in
             let decoder = JSONDecoder()
-            let results = chunks[index].map { id in load(id, with: decoder) }
+            let results = chunks[index].map { id in load(id, in: folder, with: decoder) }
             loaded.withLock { $0[index] = results }
         }
+        var contents = Contents()
         for result in loaded.withLock({ $0 }).joined() {
             switch result {
             case .success(let record): contents.records.append(record)
@@ -133,9 +164,9 @@ package struct TaskStore: Sendable {
         let message: String
     }
 
-    private func load(_ id: UInt32, with decoder: JSONDecoder) -> Result<TaskRecord, LoadFailure> {
-        let file = url(for: id)
-        let path = file.path(percentEncoded: false)
+    /// Reads record `id` from `folder`, a path ending in "/".
+    private func load(_ id: UInt32, in folder: String, with decoder: JSONDecoder) -> Result<TaskRecord, LoadFailure> {
+        let path = folder + "\(id).json"
         do {
             let data = try RegularFile.contents(of: path, limit: Self.largestRecord)
             let record = try decoder.decode(TaskRecord.self, from: data)

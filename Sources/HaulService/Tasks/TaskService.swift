@@ -92,37 +92,37 @@ actor TaskService {
     /// name appears; the desktop bridge, which hears hauld's signals in-process, is handed them, a batch at a time, by
     /// `handOver`.
     func restore(handingTo handOver: (@Sendable ([RestoredTask]) async -> Void)? = nil) async {
-        let contents = store.loadAll()
-        let records = contents.records
-        for problem in contents.problems { logger.warning("skipping a saved task: \(problem)") }
-        nextID = store.nextID(taken: contents.takenIDs)
-        restoredIDs = contents.takenIDs
-        tasks.reserveCapacity(records.count)
-        var restored: [RestoredTask] = []
-        for (index, record) in records.enumerated() {
-            if index % Self.batch == Self.batch - 1 {
-                await settled()
-                await handOver?(restored)
-                restored = []
+        let listing = store.listing()
+        for problem in listing.problems { logger.warning("skipping the saved tasks: \(problem)") }
+        nextID = store.nextID(taken: listing.takenIDs)
+        restoredIDs = listing.takenIDs
+        tasks.reserveCapacity(listing.ids.count)
+        var reader = RestoreReader(store: store, ids: listing.ids, batchSize: Self.batch)
+        var count = 0
+        while let batch = await reader.next() {
+            for problem in batch.problems { logger.warning("skipping a saved task: \(problem)") }
+            var restored: [RestoredTask] = []
+            for loaded in batch.tasks {
+                let task = loaded.task
+                let record = task.record
+                queue.restore(
+                    record.id, state: record.state, outcome: record.outcome,
+                    crashLoop: CrashLoopGuard(interruptedRuns: record.interruptedRuns, notice: record.notice),
+                    traits: loaded.traits, queuePosition: record.queuePosition, maxRetries: record.maxRetries
+                )
+                if let notice = queue.entry(record.id)?.crashLoop.notice, notice != record.notice {
+                    logger.warning("task \(record.id) is suspended: \(notice)")
+                }
+                tasks[record.id] = task
+                paths.insert(record.id, at: record.path)
+                let properties = export(task, announced: false)
+                if handOver != nil { restored.append((task.path, properties)) }
             }
-            let task = ManagedTask(record: record)
-            if record.kind == .download { task.probe.set(bytes: task.bytesOnDisk, expected: record.expectedTotal) }
-            queue.restore(
-                record.id, state: record.state, outcome: record.outcome,
-                crashLoop: CrashLoopGuard(interruptedRuns: record.interruptedRuns, notice: record.notice),
-                traits: task.traits, queuePosition: record.queuePosition, maxRetries: record.maxRetries
-            )
-            if let notice = queue.entry(record.id)?.crashLoop.notice, notice != record.notice {
-                logger.warning("task \(record.id) is suspended: \(notice)")
-            }
-            tasks[record.id] = task
-            paths.insert(record.id, at: record.path)
-            let properties = export(task, announced: false)
-            if handOver != nil { restored.append((task.path, properties)) }
+            count += batch.tasks.count
+            await settled()
+            await handOver?(restored)
         }
-        if !records.isEmpty { logger.info("restored \(records.count) task(s)") }
-        await settled()
-        await handOver?(restored)
+        if count > 0 { logger.info("restored \(count) task(s)") }
     }
 
     /// Continues the restored tasks in their saved order. Called once hauld owns the bus name: a second hauld that
