@@ -170,9 +170,9 @@ import Testing
         }
     }
 
-    /// A restore reads a batch ahead of the one it exports: over several batches every task comes back in id order
-    /// with the bytes on disk, a damaged record in the middle costs only its own task, and new tasks get fresh ids.
-    @Test func aRestoreOfSeveralBatchesBringsBackEveryTaskInOrder() async throws {
+    /// A restore reads a batch ahead of the one it exports: over several batches every task comes back, with the
+    /// bytes on disk, a damaged record in the middle costs only its own task, and new tasks get fresh ids.
+    @Test func aRestoreOfSeveralBatchesBringsBackEveryTask() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("haul-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let folder = root.appendingPathComponent("state/tasks")

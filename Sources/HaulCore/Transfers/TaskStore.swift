@@ -166,7 +166,7 @@ package struct TaskStore: Sendable {
 
     /// Reads record `id` from `folder`, a path ending in "/".
     private func load(_ id: UInt32, in folder: String, with decoder: JSONDecoder) -> Result<TaskRecord, LoadFailure> {
-        let path = folder + "\(id).json"
+        let path = folder + Self.fileName(of: id)
         do {
             let data = try RegularFile.contents(of: path, limit: Self.largestRecord)
             let record = try decoder.decode(TaskRecord.self, from: data)
@@ -219,13 +219,18 @@ package struct TaskStore: Sendable {
 
     /// The file of task `id`'s record.
     package func url(for id: UInt32) -> URL {
-        directory.appending(path: "\(id).json", directoryHint: .notDirectory)
+        directory.appending(path: Self.fileName(of: id), directoryHint: .notDirectory)
     }
+
+    /// The name of task `id`'s record file, `<id>.json`.
+    private static func fileName(of id: UInt32) -> String { "\(id)\(recordSuffix)" }
+
+    private static let recordSuffix = ".json"
 
     /// The id of a file named exactly `<id>.json` (no sign, no leading zero), else nil.
     private static func id(fromFileName name: String) -> UInt32? {
-        guard name.hasSuffix(".json") else { return nil }
-        let stem = String(name.dropLast(".json".count))
+        guard name.hasSuffix(recordSuffix) else { return nil }
+        let stem = String(name.dropLast(recordSuffix.count))
         guard let id = UInt32(stem), String(id) == stem else { return nil }
         return id
     }
