@@ -34,7 +34,7 @@ package actor DesktopBridge {
     private let logger: Logger
     private var model: DesktopModel
     /// hauld's signals, as its object server emits them.
-    private let hauldSignals: AsyncStream<DBusMessage>
+    private let hauldSignals: AsyncStream<[DBusMessage]>
     /// The desktop's signals the bridge subscribed to on `bus`.
     private var events: AsyncStream<DBusMessage>?
     /// The notification server's signals, when they come on a connection of their own.
@@ -50,7 +50,7 @@ package actor DesktopBridge {
     /// exports anything, so that each new task arrives as `InterfacesAdded`, in order with every later change.
     package init(
         bus: any DesktopBus, notificationBus: (any DesktopBus)? = nil, daemon: String,
-        hauldSignals: AsyncStream<DBusMessage>, features: DesktopFeatures, icons: IconLocation = IconLocation(),
+        hauldSignals: AsyncStream<[DBusMessage]>, features: DesktopFeatures, icons: IconLocation = IconLocation(),
         clock: any ServiceClock, logger: Logger
     ) {
         self.bus = bus
@@ -136,10 +136,13 @@ package actor DesktopBridge {
         if !isRunning, hasOwnNotifier { await notifier.close() }
     }
 
-    /// Receives `signals` on the actor, with no hop per signal: a `*All` of ten thousand tasks sends ten thousand.
-    private func follow(_ signals: AsyncStream<DBusMessage>) async {
-        for await message in signals {
-            if let event = DesktopEvent(message) { receive(event) }
+    /// Receives hauld's signals on the actor, with no hop per signal: a `*All` of ten thousand tasks sends twenty
+    /// thousand, which come a batch of the `*All` at a time.
+    private func follow(_ signals: AsyncStream<[DBusMessage]>) async {
+        for await messages in signals {
+            for message in messages {
+                if let event = DesktopEvent(message) { receive(event) }
+            }
         }
     }
 

@@ -11,8 +11,10 @@ package protocol ServiceBus: Sendable {
     func emitSignal(path: ObjectPath, interface: String, member: String, _ body: [DBusValue]) async throws
     /// The changes in order, in one go; the position and error of each that failed.
     func apply(_ changes: [DBusObjectChange]) async -> [(index: Int, error: any Error)]
-    /// Returns once everything sent so far has been written to the bus.
-    func written() async
+    /// The end of what was sent so far.
+    func writeMark() async -> DBusConnection.WriteMark
+    /// Returns once everything sent before `mark` has been written to the bus.
+    func written(through mark: DBusConnection.WriteMark) async
 }
 
 extension ServiceBus {
@@ -22,7 +24,11 @@ extension ServiceBus {
 }
 
 extension DBusObjectServer: ServiceBus {
-    package nonisolated func written() async {
-        await connection.written()
+    package nonisolated func writeMark() async -> DBusConnection.WriteMark {
+        await connection.writeMark()
+    }
+
+    package nonisolated func written(through mark: DBusConnection.WriteMark) async {
+        await connection.written(through: mark)
     }
 }

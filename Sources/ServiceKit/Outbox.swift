@@ -14,6 +14,7 @@ package final class Outbox<Effect: Sendable>: Sendable {
     private enum Entry: Sendable {
         case effect(Effect)
         case barrier(CheckedContinuation<Void, Never>)
+        case mark(OutboxMark)
     }
 
     private enum Phase {
@@ -53,6 +54,14 @@ package final class Outbox<Effect: Sendable>: Sendable {
         }
     }
 
+    /// The end of what was sent so far, marked without suspending, for a caller that sends more before it waits:
+    /// ``OutboxMark/reached()`` returns once every effect sent before it has been carried out, or the outbox has ended.
+    package func mark() -> OutboxMark {
+        let mark = OutboxMark()
+        if !enqueue(.mark(mark)) { mark.reach() }
+        return mark
+    }
+
     /// No more effects: `run()` carries out what is queued, then returns.
     package func finish() {
         state.withLock { state -> CheckedContinuation<Void, Never>? in
@@ -85,6 +94,10 @@ package final class Outbox<Effect: Sendable>: Sendable {
                         if !effects.isEmpty, !Task.isCancelled { await carryOut(effects, &group) }
                         effects = []
                         continuation.resume()
+                    case .mark(let mark):
+                        if !effects.isEmpty, !Task.isCancelled { await carryOut(effects, &group) }
+                        effects = []
+                        mark.reach()
                     }
                 }
                 if !effects.isEmpty, !Task.isCancelled { await carryOut(effects, &group) }
@@ -96,7 +109,13 @@ package final class Outbox<Effect: Sendable>: Sendable {
             defer { state.queue = [] }
             return state.queue
         }
-        for case .barrier(let continuation) in stranded { continuation.resume() }
+        for entry in stranded {
+            switch entry {
+            case .barrier(let continuation): continuation.resume()
+            case .mark(let mark): mark.reach()
+            case .effect: break
+            }
+        }
     }
 
     /// False when the outbox no longer takes entries.
@@ -104,7 +123,7 @@ package final class Outbox<Effect: Sendable>: Sendable {
     private func enqueue(_ entry: Entry) -> Bool {
         let (accepted, drain) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             switch (state.phase, entry) {
-            case (.open, _), (.finishing, .barrier):
+            case (.open, _), (.finishing, .barrier), (.finishing, .mark):
                 state.queue.append(entry)
                 return (true, state.drain.take())
             case (.finishing, .effect), (.ended, _):
@@ -151,5 +170,35 @@ package final class Outbox<Effect: Sendable>: Sendable {
                 }?.resume()
             }
         }
+    }
+}
+
+/// A point in an ``Outbox``'s queue (``Outbox/mark()``), reached once everything sent before it is carried out.
+package final class OutboxMark: Sendable {
+    private enum State {
+        case pending(waiter: CheckedContinuation<Void, Never>?)
+        case reached
+    }
+
+    private let state = Mutex(State.pending(waiter: nil))
+
+    /// Returns once the mark is reached. One caller waits for a mark.
+    package func reached() async {
+        await withCheckedContinuation { continuation in
+            let isReached = state.withLock { state -> Bool in
+                guard case .pending = state else { return true }
+                state = .pending(waiter: continuation)
+                return false
+            }
+            if isReached { continuation.resume() }
+        }
+    }
+
+    fileprivate func reach() {
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .reached }
+            guard case .pending(let waiter) = state else { return nil }
+            return waiter
+        }?.resume()
     }
 }

@@ -204,7 +204,7 @@ struct SignalTests {
     }
 
     /// `emittedSignals()` hands the program every signal the server emits, in order, with the body and header a client
-    /// on the bus receives.
+    /// on the bus receives: those of one `apply(_:)` together, the others alone.
     @Test func emittedSignalsAreWhatTheBusCarries() async throws {
         try await BusFixture.with { fixture in
             let onBus = try await fixture.client.messages(
@@ -215,17 +215,20 @@ struct SignalTests {
             var exported = BusFixture.exported()
             exported.properties["Name"] = .string("second")
             try await fixture.objects.export([exported], at: second)
-            try await fixture.objects.updateProperties(
-                ["Counter": .uint32(3), "Name": .string("renamed")], interface: BusFixture.interface,
-                at: BusFixture.path
-            )
-            try await fixture.objects.emitSignal(
-                path: BusFixture.path, interface: BusFixture.interface, member: "Tick", [.uint32(7)]
-            )
+            let failures = await fixture.objects.apply([
+                .properties(
+                    ["Counter": .uint32(3), "Name": .string("renamed")], interface: BusFixture.interface,
+                    at: BusFixture.path
+                ),
+                .signal(path: BusFixture.path, interface: BusFixture.interface, member: "Tick", [.uint32(7)]),
+            ])
+            #expect(failures.isEmpty)
             try await fixture.objects.unexport(second)
 
             let received = try await onBus.next(4, within: 10)
-            let heard = try await inProcess.next(4, within: 10)
+            let batches = try await inProcess.next(3, within: 10)
+            #expect(batches.map(\.count) == [1, 2, 1])
+            let heard = batches.flatMap { $0 }
             #expect(received.map(\.member) == ["InterfacesAdded", "PropertiesChanged", "Tick", "InterfacesRemoved"])
             #expect(heard.map(\.member) == received.map(\.member))
             #expect(heard.map(\.path) == received.map(\.path))

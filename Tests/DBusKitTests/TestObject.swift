@@ -119,11 +119,12 @@ actor Recorder<Element: Sendable> {
     func append(_ value: Element) { values.append(value) }
 }
 
-extension AsyncStream where Element == DBusMessage {
-    /// The next `count` messages, failing with `TimeoutError` if they do not all arrive within `seconds`.
-    func next(_ count: Int, within seconds: Double) async throws -> [DBusMessage] {
+extension AsyncStream where Element: Sendable {
+    /// The next `count` elements (messages, or batches of them), failing with `TimeoutError` if they do not all
+    /// arrive within `seconds`.
+    func next(_ count: Int, within seconds: Double) async throws -> [Element] {
         try await withTimeout(seconds: seconds) {
-            var received: [DBusMessage] = []
+            var received: [Element] = []
             for await message in self {
                 received.append(message)
                 if received.count == count { break }

@@ -4,7 +4,8 @@ import Synchronization
 import Testing
 
 /// `written()` waits until the bus has read what was queued, not only until libdbus has it: a bus that reads nothing
-/// holds it up, one that reads again lets it return, and so does closing the connection.
+/// holds it up, one that reads again lets it return, and so does closing the connection. `written(through:)` waits
+/// for what was sent before its mark only.
 @Suite(.timeLimit(.minutes(1))) struct WrittenTests {
     final class Flag: Sendable {
         let isSet = Mutex(false)
@@ -16,15 +17,27 @@ import Testing
         of connection: DBusConnection, on bus: PrivateBus
     ) throws -> (waiting: Task<Void, Never>, written: Flag) {
         bus.pause()
+        try queueChunks(on: connection)
+        return waitForWritten(connection) { await connection.writeMark() }
+    }
+
+    /// Queues 4 MiB of signals on `connection`.
+    static func queueChunks(on connection: DBusConnection) throws {
         let chunk = String(repeating: "x", count: 64 * 1024)
         for _ in 0..<64 {
             try connection.enqueue(
                 .signal(path: "/org/haul/Test", interface: "org.haul.Test", member: "Chunk", body: [.string(chunk)])
             )
         }
+    }
+
+    /// A `written(through:)` of the mark `mark` gives, waiting, and what it sets once it returns.
+    static func waitForWritten(
+        _ connection: DBusConnection, through mark: @escaping @Sendable () async -> DBusConnection.WriteMark
+    ) -> (waiting: Task<Void, Never>, written: Flag) {
         let written = Flag()
         let waiting = Task {
-            await connection.written()
+            await connection.written(through: await mark())
             written.isSet.withLock { $0 = true }
         }
         return (waiting, written)
@@ -40,6 +53,28 @@ import Testing
         try await Task.sleep(for: .milliseconds(500))
         #expect(!written.isSet.withLock { $0 }, "the bus has read at most what its socket holds")
 
+        bus.resume()
+        await waiting.value
+        #expect(written.isSet.withLock { $0 })
+        await connection.close()
+    }
+
+    /// A mark taken before the queue filled up is behind nothing the bus has yet to read; one taken after it waits
+    /// for all of it, until the bus reads again.
+    @Test func aMarkWaitsForWhatWasSentBeforeItOnly() async throws {
+        let bus = try await PrivateBus()
+        defer { bus.stop() }
+        let connection = try await DBusConnection.connect(address: bus.address)
+        let before = await connection.writeMark()
+        bus.pause()
+        try Self.queueChunks(on: connection)
+        let after = await connection.writeMark()
+        #expect(before < after)
+        await connection.written(through: before)  // at once, though 4 MiB wait
+
+        let (waiting, written) = Self.waitForWritten(connection) { after }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!written.isSet.withLock { $0 }, "the bus has read at most what its socket holds")
         bus.resume()
         await waiting.value
         #expect(written.isSet.withLock { $0 })

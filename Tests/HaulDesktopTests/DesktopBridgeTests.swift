@@ -19,7 +19,7 @@ import Testing
     /// hauld's object server emits (the tests hand most events to `receive` instead).
     static func with(
         _ features: DesktopFeatures, owners: [String: String] = [:],
-        hauldSignals: AsyncStream<DBusMessage> = AsyncStream { _ in },
+        hauldSignals: AsyncStream<[DBusMessage]> = AsyncStream { _ in },
         _ body: (DesktopBridge, FakeDesktopBus, ManualClock) async throws -> Void
     ) async throws {
         try await with(features, on: FakeDesktopBus(owners: owners), hauldSignals: hauldSignals, body)
@@ -29,7 +29,7 @@ import Testing
     /// the bridge has stopped.
     static func with(
         _ features: DesktopFeatures, on bus: FakeDesktopBus, notifier: FakeDesktopBus? = nil,
-        hauldSignals: AsyncStream<DBusMessage> = AsyncStream { _ in },
+        hauldSignals: AsyncStream<[DBusMessage]> = AsyncStream { _ in },
         _ body: (DesktopBridge, FakeDesktopBus, ManualClock) async throws -> Void
     ) async throws {
         let clock = ManualClock()
@@ -107,19 +107,19 @@ import Testing
     /// subscribes to none of them there.
     @Test func hauldsSignalsComeInProcess() async throws {
         let features = DesktopFeatures(jobViews: false, statusNotifier: true, notifications: .off)
-        let (signals, emit) = AsyncStream.makeStream(of: DBusMessage.self)
+        let (signals, emit) = AsyncStream.makeStream(of: [DBusMessage].self)
         try await Self.with(features, owners: [StatusNotifierItem.watcherName: ":1.3"], hauldSignals: signals) {
             _, bus, _ in
             _ = await Self.trayStarted(bus, registers: true)
             bus.answer("RegisterStatusNotifierItem", with: .success([]))
             #expect(!bus.rules.isEmpty && !bus.rules.contains { $0.sender == Self.hauld })
             let visible = DBusValue.vardict(IndicatorProperty.values([.visible: .boolean(true)]))
-            emit.yield(
+            emit.yield([
                 .signal(
                     path: HaulBus.managerPath, interface: StandardInterfaces.properties.name,
                     member: "PropertiesChanged", body: [.string(HaulBus.indicatorInterface), visible, .strings([])]
                 )
-            )
+            ])
             #expect(await Self.next(3, of: bus) == Self.turnedBusy)
         }
     }

@@ -28,8 +28,8 @@ final class RecordingServiceBus: ServiceBus {
     /// Every signal, in the order the services sent it.
     let signals: AsyncStream<DBusMessage>
     private let signalInput: AsyncStream<DBusMessage>.Continuation
-    /// How many signals were sent so far, and that count at each `written()`.
-    private let counts = Mutex((sent: 0, atWritten: [Int]()))
+    /// How many signals were sent so far, and each wait of `written(through:)`: its mark, and how many had been sent.
+    private let counts = Mutex((sent: 0, waits: [(mark: Int, sent: Int)]()))
 
     /// `objectManager` announces the objects below it, as `DBusObjectServer.addObjectManager(at:)` does.
     init(objectManager: ObjectPath) {
@@ -39,14 +39,20 @@ final class RecordingServiceBus: ServiceBus {
 
     // MARK: ServiceBus
 
-    /// Every signal is in `signals` as soon as it is sent; the call is noted (`sentAtWritten`).
-    func written() async {
+    /// A mark counts signals: how many were sent before it.
+    func writeMark() async -> DBusConnection.WriteMark {
         await Task.yield()
-        counts.withLock { $0.atWritten.append($0.sent) }
+        return DBusConnection.WriteMark(bytes: UInt64(sentCount))
     }
 
-    /// How many signals had been sent at each `written()`, in order.
-    var sentAtWritten: [Int] { counts.withLock { $0.atWritten } }
+    /// Every signal is in `signals` as soon as it is sent; the wait is noted (`writtenWaits`).
+    func written(through mark: DBusConnection.WriteMark) async {
+        await Task.yield()
+        counts.withLock { $0.waits.append((Int(mark.bytes), $0.sent)) }
+    }
+
+    /// Each `written(through:)` in order: how many signals were sent before its mark, and how many by the wait.
+    var writtenWaits: [(mark: Int, sent: Int)] { counts.withLock { $0.waits } }
 
     /// How many signals were sent so far.
     var sentCount: Int { counts.withLock { $0.sent } }

@@ -57,6 +57,40 @@ import Testing
         await running.value
     }
 
+    /// A mark is reached once what was sent before it is carried out, while what was sent after it still waits; one
+    /// made after the outbox ended is reached at once.
+    @Test func aMarkIsReachedOnceWhatCameBeforeItIsCarriedOut() async throws {
+        let outbox = Outbox<Int>()
+        let log = BatchLog()
+        let gate = AsyncStream<Void>.makeStream()
+        for value in 0..<100 { outbox.send(value) }
+        let first = outbox.mark()
+        outbox.send(100)
+        let second = outbox.mark()
+        let running = Task {
+            await outbox.runInBatches { values, _ in
+                log.append(values)
+                // The effect after the first mark is held up until the test lets it through.
+                if values.contains(100) { for await _ in gate.stream { break } }
+            }
+        }
+        await first.reached()
+        #expect(log.batches.first == Array(0..<100))
+        let secondReached = Mutex(false)
+        let waiting = Task {
+            await second.reached()
+            secondReached.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!secondReached.withLock { $0 }, "the effect before the second mark is still being carried out")
+        gate.continuation.yield()
+        await waiting.value
+        #expect(log.batches == [Array(0..<100), [100]])
+        outbox.finish()
+        await running.value
+        await outbox.mark().reached()  // would hang forever if an ended outbox queued it
+    }
+
     @Test func finishCarriesOutWhatIsQueuedThenEndsAndLaterBarriersReturnAtOnce() async {
         let outbox = Outbox<Int>()
         let log = Log()

@@ -18,8 +18,12 @@ public actor DBusConnection {
     public nonisolated let uniqueName: String
 
     private var isClosed = false
-    /// Callers of `written()`, waiting for libdbus's outgoing queue to empty.
-    private var writeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of `written(through:)`, each waiting for the bus to have read everything before its mark.
+    var writeWaiters: [(mark: WriteMark, continuation: CheckedContinuation<Void, Never>)] = []
+    /// The bytes of every message handed to libdbus so far, counted as libdbus counts its outgoing queue (a message's
+    /// header and body): less what is still queued, that is what the bus has read. A message with file descriptors is
+    /// not counted, which can only make a waiter wait longer, never shorter.
+    var handedBytes: UInt64 = 0
     private var callbackContext: CallbackContext?
     var mainLoop = MainLoopSources()
     var pendingCalls: [UInt32: PendingCall] = [:]
@@ -127,6 +131,7 @@ public actor DBusConnection {
         guard dbus_connection_send(handle.pointer, raw, nil) != 0 else {
             throw .failed("out of memory while queueing a message")
         }
+        handedBytes += message.byteCount
         // libdbus writes what it can at once: this message may have taken the rest of the queue with it.
         resumeWriteWaiters()
     }
@@ -146,28 +151,6 @@ public actor DBusConnection {
         }
     }
 
-    /// Returns once every message queued so far has been written to the socket (`enqueue`d ones too: they reach
-    /// libdbus on this thread, in order, before this call runs), or once the connection is closed or lost.
-    ///
-    /// A service sending thousands of messages at once waits here between batches, so that what it queues never runs
-    /// far ahead of what the bus has read: libdbus's outgoing queue is one line, and an answer to another client
-    /// waits behind every message queued before it.
-    public func written() async {
-        guard isConnected, dbus_connection_has_messages_to_send(handle.pointer) != 0 else { return }
-        await withCheckedContinuation { writeWaiters.append($0) }
-    }
-
-    /// Resumes the callers of `written()` once nothing is left to write. Called wherever libdbus may have written:
-    /// after sending, and after handling a watch or a timeout.
-    func resumeWriteWaiters() {
-        guard !writeWaiters.isEmpty, !isConnected || dbus_connection_has_messages_to_send(handle.pointer) == 0 else {
-            return
-        }
-        let waiters = writeWaiters
-        writeWaiters = []
-        for waiter in waiters { waiter.resume() }
-    }
-
     /// How long a call waits for its reply unless told otherwise: libdbus's own default.
     public static let defaultTimeout: Duration = .seconds(25)
 
@@ -177,7 +160,8 @@ public actor DBusConnection {
         try Task.checkCancellation()
         var message = message
         message.noReplyExpected = false
-        let raw = try MessageCodec.libdbusMessage(MessageCodec.encode(message))
+        let encoded = try MessageCodec.encode(message)
+        let raw = try MessageCodec.libdbusMessage(encoded)
         defer { dbus_message_unref(raw) }
         var pending: OpaquePointer?
         guard dbus_connection_send_with_reply(handle.pointer, raw, &pending, Self.milliseconds(timeout)) != 0,
@@ -185,6 +169,7 @@ public actor DBusConnection {
         else {
             throw DBusError.disconnected("the connection is closed")
         }
+        handedBytes += encoded.byteCount
         resumeWriteWaiters()
         let serial = dbus_message_get_serial(raw)
         let pendingKey = Self.key(pending)

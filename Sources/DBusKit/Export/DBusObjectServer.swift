@@ -26,7 +26,10 @@ public actor DBusObjectServer {
     /// The layout of each interface exported so far, by name, shared by every object exporting it.
     private var layouts: [String: PropertyLayout] = [:]
     /// Who in this program hears the signals emitted here (``emittedSignals()``).
-    private var signalListeners: [AsyncStream<DBusMessage>.Continuation] = []
+    private var signalListeners: [AsyncStream<[DBusMessage]>.Continuation] = []
+    /// The signals the running `apply(_:)` emitted so far, handed to the listeners together when it ends; nil outside
+    /// one, or with no listener.
+    private var heardInApply: [DBusMessage]?
     /// The bytes per object of the last `GetManagedObjects` reply, from which the next one reserves its size: grown by
     /// doubling, the reply of 10,000 tasks (9.4 MB) was copied through every size up to 16 MiB, a third of the page
     /// faults hauld took answering it.
@@ -268,6 +271,10 @@ public actor DBusObjectServer {
     /// failed (the others are carried out all the same). A `*All` of 10,000 tasks makes 20,000 changes: one at a
     /// time, each cost its sender two hops to the server and back.
     public func apply(_ changes: [DBusObjectChange]) -> [(index: Int, error: any Error)] {
+        if !signalListeners.isEmpty { heardInApply = [] }
+        defer {
+            if let heard = heardInApply.take(), !heard.isEmpty { hand(heard) }
+        }
         var failures: [(index: Int, error: any Error)] = []
         for (index, change) in changes.enumerated() {
             do {
@@ -313,19 +320,29 @@ public actor DBusObjectServer {
 
     /// Every signal emitted here from now on, in the order it goes to the bus and with the body a client receives, for
     /// a part of this program that follows them (hauld's desktop bridge) without the bus's round trip: for each, the
-    /// bus then routes, and that part checks and decodes, nothing.
-    public func emittedSignals() -> AsyncStream<DBusMessage> {
-        let (signals, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
+    /// bus then routes, and that part checks and decodes, nothing. The signals of one `apply(_:)` come as one element
+    /// (a `*All`'s batch sends 512), alone the others.
+    public func emittedSignals() -> AsyncStream<[DBusMessage]> {
+        let (signals, continuation) = AsyncStream.makeStream(of: [DBusMessage].self)
         signalListeners.append(continuation)
         return signals
     }
 
-    /// Hands `signal` to every listener whose stream is still followed; one that is not (its follower gone) is
-    /// dropped, so that nothing piles up for nobody.
+    /// Hands `signal` to the listeners: with the rest of the running `apply(_:)`'s, or alone.
     private func heard(_ signal: DBusMessage) {
+        if heardInApply != nil {
+            heardInApply?.append(signal)
+        } else if !signalListeners.isEmpty {
+            hand([signal])
+        }
+    }
+
+    /// Hands `signals` to every listener whose stream is still followed; one that is not (its follower gone) is
+    /// dropped, so that nothing piles up for nobody.
+    private func hand(_ signals: [DBusMessage]) {
         var index = signalListeners.startIndex
         while index < signalListeners.endIndex {
-            if case .terminated = signalListeners[index].yield(signal) {
+            if case .terminated = signalListeners[index].yield(signals) {
                 signalListeners.remove(at: index)
             } else {
                 index += 1

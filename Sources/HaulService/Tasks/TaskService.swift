@@ -131,10 +131,11 @@ actor TaskService {
     ///
     /// Calls may come between two batches: a task a client suspended or cancelled first is not started.
     func continueRestored() async {
+        var sent = SentBatches()
         for (index, id) in queue.restoredOrder().enumerated() {
             guard !isShuttingDown else { return }
             perform(queue.continueRestored(id, now: clock.now))
-            if index % Self.batch == Self.batch - 1 { await batchSent() }
+            if index % Self.batch == Self.batch - 1 { await batchSent(&sent) }
         }
         await settled()
         // Reading, decoding and exporting every record freed room that glibc keeps until it is trimmed.
@@ -146,12 +147,30 @@ actor TaskService {
     /// tasks there are.
     static var batch: Int { 256 }
 
-    /// The end of a batch of a `*All` or of continuing a restore: what it published is sent, and written to the bus.
-    /// Without the second wait, ten thousand tasks' signals queued up in the connection faster than the bus read them,
-    /// and an answer to another client, queued behind them all, waited most of a second.
-    private func batchSent() async {
-        await settled()
-        await objects.written()
+    /// Where a `*All` or the continuing of a restore stands with the batches it sent: the last one, until the object
+    /// server has it, and the one before, until the bus has read it.
+    struct SentBatches {
+        fileprivate var carrying: OutboxMark?
+        fileprivate var writing: DBusConnection.WriteMark?
+    }
+
+    /// The end of a batch of a `*All` or of continuing a restore: waits until the object server has the batch before
+    /// it, and the bus has read the one before that.
+    ///
+    /// Without these waits, ten thousand tasks' signals queued up faster than the bus read them, and an answer to
+    /// another client, queued behind them all, waited most of a second. Waiting for the batch itself instead made
+    /// each stage wait for the next: the bus read nothing while the service made a batch, and the service made
+    /// nothing while the bus read one. With a batch between each stage and the next, the service makes one while the
+    /// object server encodes the one before and the bus reads the one before that, and an answer still waits behind
+    /// a few batches at most.
+    private func batchSent(_ sent: inout SentBatches) async {
+        let carrying = outbox.mark()
+        defer { sent.carrying = carrying }
+        guard let previous = sent.carrying else { return }
+        await previous.reached()
+        let handed = await objects.writeMark()
+        defer { sent.writing = handed }
+        if let writing = sent.writing { await objects.written(through: writing) }
     }
 
     /// Stops every attempt without touching the saved states, so that the next start continues them all.
@@ -195,9 +214,10 @@ actor TaskService {
         // The records are written once the changes are on the bus, not on the same two cores meanwhile.
         records.hold()
         defer { records.release() }
+        var sent = SentBatches()
         for (index, id) in order(of: command).enumerated() {
             try? apply(command, on: id)
-            if index % Self.batch == Self.batch - 1 { await batchSent() }
+            if index % Self.batch == Self.batch - 1 { await batchSent(&sent) }
         }
         await settled()
     }
