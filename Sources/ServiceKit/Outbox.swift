@@ -13,7 +13,6 @@ import Synchronization
 package final class Outbox<Effect: Sendable>: Sendable {
     private enum Entry: Sendable {
         case effect(Effect)
-        case barrier(CheckedContinuation<Void, Never>)
         case mark(OutboxMark)
     }
 
@@ -49,9 +48,7 @@ package final class Outbox<Effect: Sendable>: Sendable {
 
     /// Returns once every effect sent before this call has been carried out, or at once when the outbox has ended.
     package func settled() async {
-        await withCheckedContinuation { continuation in
-            if !enqueue(.barrier(continuation)) { continuation.resume() }
-        }
+        await mark().reached()
     }
 
     /// The end of what was sent so far, marked without suspending, for a caller that sends more before it waits:
@@ -79,7 +76,7 @@ package final class Outbox<Effect: Sendable>: Sendable {
     }
 
     /// `run(_:)` for a carrier that does better with many effects at once: each call gets every effect queued
-    /// between two `settled()` callers (or as many as came in meanwhile), in order.
+    /// between two marks (`settled()` makes one too), or as many as came in meanwhile, in order.
     package nonisolated(nonsending) func runInBatches(
         _ carryOut: ([Effect], inout DiscardingTaskGroup) async -> Void
     ) async {
@@ -90,10 +87,6 @@ package final class Outbox<Effect: Sendable>: Sendable {
                     switch entry {
                     case .effect(let effect):
                         effects.append(effect)
-                    case .barrier(let continuation):
-                        if !effects.isEmpty, !Task.isCancelled { await carryOut(effects, &group) }
-                        effects = []
-                        continuation.resume()
                     case .mark(let mark):
                         if !effects.isEmpty, !Task.isCancelled { await carryOut(effects, &group) }
                         effects = []
@@ -109,13 +102,7 @@ package final class Outbox<Effect: Sendable>: Sendable {
             defer { state.queue = [] }
             return state.queue
         }
-        for entry in stranded {
-            switch entry {
-            case .barrier(let continuation): continuation.resume()
-            case .mark(let mark): mark.reach()
-            case .effect: break
-            }
-        }
+        for case .mark(let mark) in stranded { mark.reach() }
     }
 
     /// False when the outbox no longer takes entries.
@@ -123,7 +110,7 @@ package final class Outbox<Effect: Sendable>: Sendable {
     private func enqueue(_ entry: Entry) -> Bool {
         let (accepted, drain) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             switch (state.phase, entry) {
-            case (.open, _), (.finishing, .barrier), (.finishing, .mark):
+            case (.open, _), (.finishing, .mark):
                 state.queue.append(entry)
                 return (true, state.drain.take())
             case (.finishing, .effect), (.ended, _):

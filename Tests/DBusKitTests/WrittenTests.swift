@@ -15,10 +15,10 @@ import Testing
     /// waits in libdbus's queue; returns a `written()` waiting for it, and what it sets once it returns.
     static func fillQueue(
         of connection: DBusConnection, on bus: PrivateBus
-    ) throws -> (waiting: Task<Void, Never>, written: Flag) {
+    ) async throws -> (waiting: Task<Void, Never>, written: Flag) {
         bus.pause()
         try queueChunks(on: connection)
-        return waitForWritten(connection) { await connection.writeMark() }
+        return waitForWritten(connection, through: await connection.writeMark())
     }
 
     /// Queues 4 MiB of signals on `connection`.
@@ -31,16 +31,27 @@ import Testing
         }
     }
 
-    /// A `written(through:)` of the mark `mark` gives, waiting, and what it sets once it returns.
+    /// A `written(through: mark)`, waiting, and what it sets once it returns.
     static func waitForWritten(
-        _ connection: DBusConnection, through mark: @escaping @Sendable () async -> DBusConnection.WriteMark
+        _ connection: DBusConnection, through mark: DBusConnection.WriteMark
     ) -> (waiting: Task<Void, Never>, written: Flag) {
         let written = Flag()
         let waiting = Task {
-            await connection.written(through: await mark())
+            await connection.written(through: mark)
             written.isSet.withLock { $0 = true }
         }
         return (waiting, written)
+    }
+
+    /// Checks that `waiting` still waits while the paused `bus` reads nothing, and returns once it reads again.
+    static func expectHeldUntilResumed(
+        _ waiting: Task<Void, Never>, _ written: Flag, on bus: PrivateBus
+    ) async throws {
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!written.isSet.withLock { $0 }, "the bus has read at most what its socket holds")
+        bus.resume()
+        await waiting.value
+        #expect(written.isSet.withLock { $0 })
     }
 
     @Test func writtenReturnsOnceTheBusHasReadEveryQueuedMessage() async throws {
@@ -49,13 +60,8 @@ import Testing
         let connection = try await DBusConnection.connect(address: bus.address)
         await connection.written()  // nothing queued: at once
 
-        let (waiting, written) = try Self.fillQueue(of: connection, on: bus)
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(!written.isSet.withLock { $0 }, "the bus has read at most what its socket holds")
-
-        bus.resume()
-        await waiting.value
-        #expect(written.isSet.withLock { $0 })
+        let (waiting, written) = try await Self.fillQueue(of: connection, on: bus)
+        try await Self.expectHeldUntilResumed(waiting, written, on: bus)
         await connection.close()
     }
 
@@ -72,12 +78,8 @@ import Testing
         #expect(before < after)
         await connection.written(through: before)  // at once, though 4 MiB wait
 
-        let (waiting, written) = Self.waitForWritten(connection) { after }
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(!written.isSet.withLock { $0 }, "the bus has read at most what its socket holds")
-        bus.resume()
-        await waiting.value
-        #expect(written.isSet.withLock { $0 })
+        let (waiting, written) = Self.waitForWritten(connection, through: after)
+        try await Self.expectHeldUntilResumed(waiting, written, on: bus)
         await connection.close()
     }
 
@@ -85,7 +87,7 @@ import Testing
         let bus = try await PrivateBus()
         defer { bus.stop() }
         let connection = try await DBusConnection.connect(address: bus.address)
-        let (waiting, written) = try Self.fillQueue(of: connection, on: bus)
+        let (waiting, written) = try await Self.fillQueue(of: connection, on: bus)
         try await Task.sleep(for: .milliseconds(200))
         #expect(!written.isSet.withLock { $0 }, "still waiting before the close")
         await connection.close()
