@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "haul-bench",
             dependencies: [
-                "DBusKit", "HaulContract", "HaulTestSupport",
+                "CDBus", "DBusKit", "HaulContract", "HaulTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

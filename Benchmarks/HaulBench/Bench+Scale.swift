@@ -35,6 +35,12 @@ extension Bench {
                 let objects = try await clients[0].calls.managedObjects().count
                 guard objects >= count else { throw TestSupportError("GetManagedObjects listed \(objects) objects") }
             }
+            let floor = try await ManagedObjectsFloor.measure(
+                address: bus.address, service: HaulBus.name, path: HaulBus.rootPath.rawValue, rounds: 5
+            )
+            figures.managedObjectsUndecodedMilliseconds = floor.undecoded
+            figures.managedObjectsReplayedMilliseconds = floor.replayed
+            figures.managedObjectsBytes = floor.bytes
             figures.listMilliseconds = try await Self.medianMilliseconds(rounds: 3) {
                 let result = try await Command.run(
                     Command.built("haul"), ["ls"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]

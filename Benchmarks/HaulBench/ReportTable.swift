@@ -154,6 +154,11 @@ enum ReportTable {
                 hauld: String(format: "%.0f/s", scale.creationPerSecond)
             ),
             Row(figure: "\(label): GetManagedObjects (median of 5)", hauld: ms(scale.managedObjectsMilliseconds)),
+            Row(
+                figure: "\(label): GetManagedObjects of \(Targets.megabytes(scale.managedObjectsBytes)), nothing decoded: "
+                    + "from hauld / replayed (the bus alone)",
+                hauld: ms(scale.managedObjectsUndecodedMilliseconds) + " / " + ms(scale.managedObjectsReplayedMilliseconds)
+            ),
             Row(figure: "\(label): haul ls (median of 3)", hauld: ms(scale.listMilliseconds)),
             Row(
                 figure: "\(label): RSS, created / after a restart",

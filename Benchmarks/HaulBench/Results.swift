@@ -171,6 +171,11 @@ struct ScaleFigures: Codable, Sendable {
     var residentBytes = 0
     /// Median of 5, the reply decoded.
     var managedObjectsMilliseconds: Double = 0
+    /// The same from a client that decodes nothing, and from a replayer of hauld's reply to that client: what the bus
+    /// costs alone (`ManagedObjectsFloor`). Median of 5 each.
+    var managedObjectsUndecodedMilliseconds: Double = 0
+    var managedObjectsReplayedMilliseconds: Double = 0
+    var managedObjectsBytes = 0
     /// `haul ls`, the process from start to exit, median of 3.
     var listMilliseconds: Double = 0
     var maxRunningTasks = 0
