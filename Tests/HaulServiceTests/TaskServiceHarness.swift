@@ -34,10 +34,13 @@ final class TaskServiceHarness: Sendable {
 
     /// Runs `body` with fresh services, keeping their files in `root` (a fresh folder when nil): another harness on
     /// the same `root` is hauld started again.
-    static func with(root: URL? = nil, _ body: (TaskServiceHarness) async throws -> Void) async throws {
+    /// `partialFiles` works on a queue the test may hold.
+    static func with(
+        root: URL? = nil, partialFiles: PartialFiles = PartialFiles(), _ body: (TaskServiceHarness) async throws -> Void
+    ) async throws {
         let folder = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("haul-\(UUID().uuidString)")
         defer { if root == nil { try? FileManager.default.removeItem(at: folder) } }
-        let harness = try await TaskServiceHarness(root: folder)
+        let harness = try await TaskServiceHarness(root: folder, partialFiles: partialFiles)
         do {
             try await body(harness)
         } catch {
@@ -47,7 +50,7 @@ final class TaskServiceHarness: Sendable {
         await harness.stop()
     }
 
-    private init(root: URL) async throws {
+    private init(root: URL, partialFiles: PartialFiles) async throws {
         state = root.appendingPathComponent("state")
         downloads = root.appendingPathComponent("downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
@@ -62,7 +65,7 @@ final class TaskServiceHarness: Sendable {
         )
         let tasks = TaskService(
             objects: bus, indicator: indicator, attempts: attempts,
-            store: TaskStore(directory: state.appendingPathComponent("tasks")),
+            store: TaskStore(directory: state.appendingPathComponent("tasks")), partialFiles: partialFiles,
             settingsURL: state.appendingPathComponent("manager.json"), clock: clock, logger: logger
         )
         try await bus.export(

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import HaulCore
 import HaulTransfer
 import Logging
@@ -21,7 +20,9 @@ extension TaskService {
         tasks[id]?.meter = ProgressMeter()
         tasks[id]?.nextPlanSave = nil
         // The service outlives its attempts (shutdown waits for them), so they hold it strongly.
-        tasks[id]?.attempt = Task { [self, attempts] in
+        tasks[id]?.attempt = Task { [self, attempts, partialFiles] in
+            // A removal or emptying asked before (a cancel, a restart from zero) is done before the attempt begins.
+            await partialFiles.done()
             let result = await attempts.run(record, reports: reports)
             self.attemptEnded(id, result, stopped: Task.isCancelled)
         }
@@ -78,7 +79,7 @@ extension TaskService {
             if let status = failure.httpStatus { task.record.httpStatus = status }
             task.record.segments = nil
             task.record.singleConnection = true
-            truncate(task.partialPath, 0)
+            partialFiles.empty(task.partialPath)
             task.probe.set(bytes: 0)
             logger.info("task \(id) attempt failed: \(failure)")
             end = .failed(failure)

@@ -25,6 +25,8 @@ actor TaskService {
     private let store: TaskStore
     /// Saves records and settings off the actor, in group commits: only a new task's reply waits for the disk.
     let records: TaskRecordWriter
+    /// Removes and empties partial files off the actor.
+    let partialFiles: PartialFiles
     let logger: Logger
     /// Retry timers, the progress ticker and the machines' `now`.
     let clock: any ServiceClock
@@ -59,8 +61,9 @@ actor TaskService {
     /// unless a test moves time by hand.
     init(
         objects: any ServiceBus, indicator: ActivityIndicatorService, attempts: any AttemptRunner,
-        rates: RateGate = RateGate(), store: TaskStore, records: TaskRecordWriter? = nil, settingsURL: URL,
-        clock: any ServiceClock = EventLoopClock(), logger: Logger
+        rates: RateGate = RateGate(), store: TaskStore, records: TaskRecordWriter? = nil,
+        partialFiles: PartialFiles = PartialFiles(), settingsURL: URL, clock: any ServiceClock = EventLoopClock(),
+        logger: Logger
     ) {
         self.objects = objects
         self.indicator = indicator
@@ -69,6 +72,7 @@ actor TaskService {
         self.store = store
         self.clock = clock
         self.records = records ?? TaskRecordWriter(store: store)
+        self.partialFiles = partialFiles
         self.logger = logger
         self.settingsURL = settingsURL
         let (settings, problem) = ManagerSettings.load(from: settingsURL)
@@ -185,6 +189,7 @@ actor TaskService {
         await settled()
         outbox.finish()
         await records.flush()
+        await partialFiles.done()
         await attempts.shutdown()
     }
 
@@ -220,6 +225,7 @@ actor TaskService {
             if index % Self.batch == Self.batch - 1 { await batchSent(&sent) }
         }
         await settled()
+        await partialFiles.done()
     }
 
     /// The order `forEachTask` takes the tasks in: by id, but a command that stops tasks takes the transferring ones
@@ -297,6 +303,7 @@ actor TaskService {
     func run(_ command: TaskCommand, on id: UInt32) async throws(DBusError) {
         try apply(command, on: id)
         await settled()
+        await partialFiles.done()
     }
 
     private func apply(_ command: TaskCommand, on id: UInt32) throws(DBusError) {
@@ -344,7 +351,7 @@ actor TaskService {
             case .removePartialFile(let id):
                 withTask(id) { task in
                     guard task.record.kind == .download else { return }
-                    unlink(task.partialPath)
+                    partialFiles.remove(task.partialPath)
                     task.record.segments = nil
                     task.probe.set(bytes: 0)
                 }
