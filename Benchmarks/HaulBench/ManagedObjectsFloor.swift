@@ -9,7 +9,8 @@ import Synchronization
 /// a replayer that answers with hauld's own reply, captured once, by copying it (no encoding, no check of its own).
 /// Even the replayed call crosses libdbus three times, one after another, as each needs the whole message first:
 /// the replayer's write, dbus-daemon's read, check and forward, the client's read and check. Against the decoded
-/// figure, the first says what the bench's decoding adds, the second what hauld's encoding adds.
+/// figure, the first says what the bench's decoding adds; against the first, the second says what hauld adds (its
+/// encoding, and libdbus loading and writing the reply in hauld).
 ///
 /// The libdbus calls block, so each side runs on a thread of its own, and every connection lives and dies on the
 /// thread that opened it.

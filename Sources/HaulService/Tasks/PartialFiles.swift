@@ -8,8 +8,9 @@ import Glibc
 /// thousand tasks unlinks ten thousand files, while every other call waited on that loop.
 ///
 /// Whoever must see a file's change done waits for ``done()``: an attempt before it looks at its partial file, so
-/// that a cancelled task retried at once never has the new attempt's bytes removed after it began; a `Cancel` before
-/// it answers, so that a client finds the partial file gone once its call returns, as it always has.
+/// that a new task to the path of one just cancelled never has its bytes removed after it began; a `Cancel` or
+/// `CancelAll` before it answers, so that a client finds the partial files gone once its call returns, as it always
+/// has. No other call waits for them.
 final class PartialFiles: Sendable {
     private let queue: DispatchQueue
 

@@ -225,7 +225,7 @@ actor TaskService {
             if index % Self.batch == Self.batch - 1 { await batchSent(&sent) }
         }
         await settled()
-        await partialFiles.done()
+        if command == .cancel { await partialFiles.done() }
     }
 
     /// The order `forEachTask` takes the tasks in: by id, but a command that stops tasks takes the transferring ones
@@ -303,7 +303,8 @@ actor TaskService {
     func run(_ command: TaskCommand, on id: UInt32) async throws(DBusError) {
         try apply(command, on: id)
         await settled()
-        await partialFiles.done()
+        // A cancelled download's partial file is gone once the call answers; no other command waits for the files.
+        if command == .cancel { await partialFiles.done() }
     }
 
     private func apply(_ command: TaskCommand, on id: UInt32) throws(DBusError) {
