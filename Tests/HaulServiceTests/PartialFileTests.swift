@@ -36,4 +36,23 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: partial))
         }
     }
+
+    /// Removals asked while the thread drains the ones before are taken by the same drain, and `done()` waits for
+    /// them all.
+    @Test func doneWaitsForEveryChangeAskedBeforeIt() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let paths = (0..<1_000).map { folder.appendingPathComponent("\($0).haul-partial").path }
+        for path in paths { try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path)) }
+        let files = PartialFiles()
+        for (index, path) in paths.enumerated() {
+            if index % 2 == 0 { files.remove(path) } else { files.empty(path) }
+        }
+        await files.done()
+        for (index, path) in paths.enumerated() {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+            #expect(size == (index % 2 == 0 ? nil : 0), "\(path)")
+        }
+    }
 }
