@@ -17,6 +17,9 @@ import Testing
             try Data(repeating: 1, count: 4096).write(to: URL(fileURLWithPath: partial))
 
             disk.suspend()
+            // Resumed once, whatever fails: hauld's shutdown at the end waits for the queue.
+            var held = true
+            defer { if held { disk.resume() } }
             let cancelling = Task { try await harness.tasks.run(.cancel, on: id) }
             _ = await harness.signals(about: path, until: ManagerSignal.taskDidComplete.rawValue)
             // Completed, and the service answers meanwhile; the file waits for the held queue.
@@ -27,6 +30,7 @@ import Testing
             #expect(harness.attempts.count == 0, "the new task's attempt began before the old file was removed")
 
             disk.resume()
+            held = false
             try await cancelling.value
             #expect(!FileManager.default.fileExists(atPath: partial))
             _ = await harness.attempts.next()
