@@ -25,15 +25,16 @@ final class ScriptedAttempts: AttemptRunner {
 
     func run(_ record: TaskRecord, reports: AttemptReports) async -> AttemptResult {
         let attempt = ScriptedAttempt(record: record, reports: reports, startedAt: clock.now)
-        let (isShutDown, taker) = state.withLock { state -> (Bool, CheckedContinuation<ScriptedAttempt, Never>?) in
-            state.started.append(attempt)
-            guard !state.waiting.isEmpty else { return (state.isShutDown, nil) }
-            state.taken += 1
-            return (state.isShutDown, state.waiting.removeFirst())
+        return await attempt.result { [self] in
+            let (isShutDown, taker) = state.withLock { state -> (Bool, CheckedContinuation<ScriptedAttempt, Never>?) in
+                state.started.append(attempt)
+                guard !state.waiting.isEmpty else { return (state.isShutDown, nil) }
+                state.taken += 1
+                return (state.isShutDown, state.waiting.removeFirst())
+            }
+            taker?.resume(returning: attempt)
+            if isShutDown { attempt.finish(.failed(.cancelled)) }
         }
-        taker?.resume(returning: attempt)
-        if isShutDown { return .failed(.cancelled) }
-        return await attempt.result()
     }
 
     func shutdown() async {
@@ -90,13 +91,16 @@ final class ScriptedAttempt: Sendable {
     /// Whether the service stopped it (cancelled its task) before the test ended it.
     var wasStopped: Bool { end.withLock { $0.result == .failed(.cancelled) } }
 
-    fileprivate func result() async -> AttemptResult {
+    /// Waits for the end; `started` hands the attempt to the test from within, where the service stopping it (a
+    /// cancellation) ends it at once: a test that sees the service stop it finds `wasStopped` already true.
+    fileprivate func result(started: () -> Void) async -> AttemptResult {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ended = end.withLock { end -> AttemptResult? in
                     if end.result == nil { end.waiter = continuation }
                     return end.result
                 }
+                started()
                 if let ended { continuation.resume(returning: ended) }
             }
         } onCancel: {
