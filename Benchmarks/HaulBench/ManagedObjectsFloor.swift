@@ -1,5 +1,7 @@
 import CDBus
+import DBusKit
 import Foundation
+import HaulTestSupport
 import Synchronization
 
 /// What a `GetManagedObjects` of hauld's size costs on this machine without hauld and without the bench's decoding:
@@ -24,23 +26,19 @@ enum ManagedObjectsFloor {
         var bytes: Int
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    private static let objectManager = "org.freedesktop.DBus.ObjectManager"
+    private static let objectManager = StandardInterfaces.objectManager.name
     private static let member = "GetManagedObjects"
     private static let timeoutMilliseconds: Int32 = 60_000
 
     /// Captures the reply of `service` at `path`, then times `rounds` calls to it and `rounds` to the replayer.
     static func measure(address: String, service: String, path: String, rounds: Int) async throws -> Figures {
-        let hauld = try await onThread { () throws(Failure) -> (times: [Double], reply: [UInt8]) in
+        let hauld = try await onThread { () throws(TestSupportError) -> (times: [Double], reply: [UInt8]) in
             try Client(address: address).times(service: service, path: path, rounds: rounds, capturing: true)
         }
         let replayer = try await Replayer.start(address: address, reply: hauld.reply)
-        let replayed: Result<[Double], Failure>
-        do throws(Failure) {
-            replayed = .success(try await onThread { () throws(Failure) -> [Double] in
+        let replayed: Result<[Double], TestSupportError>
+        do throws(TestSupportError) {
+            replayed = .success(try await onThread { () throws(TestSupportError) -> [Double] in
                 try Client(address: address).times(service: replayer.name, path: path, rounds: rounds).times
             })
         } catch {
@@ -55,11 +53,12 @@ enum ManagedObjectsFloor {
 
     /// Runs `body` on a thread of its own.
     private static func onThread<T: Sendable>(
-        _ body: @escaping @Sendable () throws(Failure) -> T
-    ) async throws(Failure) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
+        _ body: @escaping @Sendable () throws(TestSupportError) -> T
+    ) async throws(TestSupportError) -> T {
+        typealias Outcome = Result<T, TestSupportError>
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
             Thread {
-                continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
+                continuation.resume(returning: Result { () throws(TestSupportError) -> T in try body() })
             }.start()
         }
         return try result.get()
@@ -69,18 +68,18 @@ enum ManagedObjectsFloor {
     private final class Connection {
         let handle: OpaquePointer
 
-        init(address: String) throws(Failure) {
+        init(address: String) throws(TestSupportError) {
             var error = CDBus.DBusError()
             dbus_error_init(&error)
             defer { dbus_error_free(&error) }
             guard let handle = dbus_connection_open_private(address, &error) else {
-                throw Failure(description: "cannot connect to \(address): \(Self.message(error))")
+                throw TestSupportError("cannot connect to \(address): \(Self.message(error))")
             }
             dbus_connection_set_exit_on_disconnect(handle, 0)
             guard dbus_bus_register(handle, &error) != 0 else {
                 dbus_connection_close(handle)
                 dbus_connection_unref(handle)
-                throw Failure(description: "cannot register on the bus: \(Self.message(error))")
+                throw TestSupportError("cannot register on the bus: \(Self.message(error))")
             }
             self.handle = handle
         }
@@ -101,19 +100,19 @@ enum ManagedObjectsFloor {
     private struct Client {
         let connection: Connection
 
-        init(address: String) throws(Failure) {
+        init(address: String) throws(TestSupportError) {
             connection = try Connection(address: address)
         }
 
         /// The milliseconds of each of `rounds` calls and, if `capturing`, the last reply's bytes.
         func times(
             service: String, path: String, rounds: Int, capturing: Bool = false
-        ) throws(Failure) -> (times: [Double], reply: [UInt8]) {
+        ) throws(TestSupportError) -> (times: [Double], reply: [UInt8]) {
             var times: [Double] = []
             var captured: [UInt8] = []
             for round in 0..<rounds {
                 guard let call = dbus_message_new_method_call(service, path, objectManager, member) else {
-                    throw Failure(description: "cannot make a call to \(service)")
+                    throw TestSupportError("cannot make a call to \(service)")
                 }
                 defer { dbus_message_unref(call) }
                 var error = CDBus.DBusError()
@@ -125,7 +124,7 @@ enum ManagedObjectsFloor {
                 )
                 times.append(start.duration(to: .now).milliseconds)
                 guard let reply else {
-                    throw Failure(description: "\(service) did not answer: \(Connection.message(error))")
+                    throw TestSupportError("\(service) did not answer: \(Connection.message(error))")
                 }
                 defer { dbus_message_unref(reply) }
                 if capturing && round == rounds - 1 { captured = try Self.bytes(of: reply) }
@@ -133,11 +132,11 @@ enum ManagedObjectsFloor {
             return (times, captured)
         }
 
-        private static func bytes(of message: OpaquePointer) throws(Failure) -> [UInt8] {
+        private static func bytes(of message: OpaquePointer) throws(TestSupportError) -> [UInt8] {
             var buffer: UnsafeMutablePointer<CChar>?
             var length: Int32 = 0
             guard dbus_message_marshal(message, &buffer, &length) != 0, let buffer else {
-                throw Failure(description: "cannot marshal the reply")
+                throw TestSupportError("cannot marshal the reply")
             }
             defer { dbus_free(buffer) }
             return buffer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
@@ -157,11 +156,12 @@ enum ManagedObjectsFloor {
             self.shared = shared
         }
 
-        static func start(address: String, reply: [UInt8]) async throws(Failure) -> Replayer {
+        static func start(address: String, reply: [UInt8]) async throws(TestSupportError) -> Replayer {
             let shared = Shared()
-            let ready = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, Failure>, Never>) in
+            typealias Outcome = Result<String, TestSupportError>
+            let ready = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 Thread {
-                    do throws(Failure) {
+                    do throws(TestSupportError) {
                         let connection = try Connection(address: address)
                         let template = try template(from: reply)
                         defer { dbus_message_unref(template) }
@@ -180,7 +180,7 @@ enum ManagedObjectsFloor {
         func stop() async {
             shared.stopping.store(true, ordering: .relaxed)
             let shared = shared
-            _ = try? await onThread { () throws(Failure) in shared.stopped.wait() }
+            _ = try? await onThread { () throws(TestSupportError) in shared.stopped.wait() }
         }
 
         /// What the replayer's thread and its owner share.
@@ -189,14 +189,16 @@ enum ManagedObjectsFloor {
             let stopped = DispatchSemaphore(value: 0)
         }
 
-        private static func template(from bytes: [UInt8]) throws(Failure) -> OpaquePointer {
+        private static func template(from bytes: [UInt8]) throws(TestSupportError) -> OpaquePointer {
             var error = CDBus.DBusError()
             dbus_error_init(&error)
             defer { dbus_error_free(&error) }
             let message = bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal($0.baseAddress, Int32($0.count), &error) }
+                buffer.withMemoryRebound(to: CChar.self) {
+                    dbus_message_demarshal($0.baseAddress, Int32($0.count), &error)
+                }
             }
-            guard let message else { throw Failure(description: "cannot load the reply: \(Connection.message(error))") }
+            guard let message else { throw TestSupportError("cannot load the reply: \(Connection.message(error))") }
             return message
         }
 

@@ -39,8 +39,10 @@ final class PartialFiles: Sendable {
     /// Empties the file at `path`, if there is one.
     func empty(_ path: String) { ask(.empty(path)) }
 
-    /// Returns once every change asked for so far is done: the drain queued before it takes them all.
+    /// Returns once every change asked for so far is done: the drain queued before it takes them all. With no drain
+    /// queued or running, nothing is pending, and no hop to the thread is needed (every attempt asks).
     func done() async {
+        guard asked.withLock({ $0.isDraining }) else { return }
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
     }
 
