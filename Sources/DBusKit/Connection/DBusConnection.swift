@@ -151,6 +151,15 @@ public actor DBusConnection {
         }
     }
 
+    /// The same for several, in order, in one turn of the connection's thread.
+    nonisolated func enqueue(_ batch: [MessageCodec.Encoded]) {
+        loop.async { [weak self] in
+            self?.assumeIsolated { connection in
+                for encoded in batch { try? connection.send(encoded) }
+            }
+        }
+    }
+
     /// How long a call waits for its reply unless told otherwise: libdbus's own default.
     public static let defaultTimeout: Duration = .seconds(25)
 

@@ -30,6 +30,9 @@ public actor DBusObjectServer {
     /// The signals the running `apply(_:)` emitted so far, handed to the listeners together when it ends; nil outside
     /// one, or with no listener.
     private var heardInApply: [DBusMessage]?
+    /// The signals the running `apply(_:)` encoded so far, handed to the connection together when it ends (one hop to
+    /// its thread for a `*All`'s batch of 512, not one each); nil outside one.
+    private var outgoingInApply: [MessageCodec.Encoded]?
     /// The bytes per object of the last `GetManagedObjects` reply, from which the next one reserves its size: grown by
     /// doubling, the reply of 10,000 tasks (9.4 MB) was copied through every size up to 16 MiB, a third of the page
     /// faults hauld took answering it.
@@ -195,8 +198,8 @@ public actor DBusObjectServer {
             var signal = DBusMessage.signal(
                 path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesAdded"
             )
-            try connection.enqueue(
-                MessageCodec.encode(signal, signature: Self.interfacesAddedSignature) { writer throws(DBusError) in
+            send(
+                try MessageCodec.encode(signal, signature: Self.interfacesAddedSignature) { writer throws(DBusError) in
                     try writer.write(.objectPath(path), as: .objectPath)
                     try Self.write(added, to: &writer)
                 }
@@ -272,7 +275,9 @@ public actor DBusObjectServer {
     /// time, each cost its sender two hops to the server and back.
     public func apply(_ changes: [DBusObjectChange]) -> [(index: Int, error: any Error)] {
         if !signalListeners.isEmpty { heardInApply = [] }
+        outgoingInApply = []
         defer {
+            if let outgoing = outgoingInApply.take(), !outgoing.isEmpty { connection.enqueue(outgoing) }
             if let heard = heardInApply.take(), !heard.isEmpty { hand(heard) }
         }
         var failures: [(index: Int, error: any Error)] = []
@@ -314,8 +319,17 @@ public actor DBusObjectServer {
     /// member are an exported interface's, checked when it was exported, or a standard one's: the header is not
     /// checked again, and each value is checked as it is written (a `*All` of 10,000 tasks sends 20,000 signals).
     private func emit(_ signal: DBusMessage, as types: [DBusType]) throws {
-        try connection.enqueue(MessageCodec.encode(declared: signal, as: types))
+        send(try MessageCodec.encode(declared: signal, as: types))
         heard(signal)
+    }
+
+    /// Sends an encoded signal: with the rest of the running `apply(_:)`'s, or alone.
+    private func send(_ encoded: MessageCodec.Encoded) {
+        if outgoingInApply != nil {
+            outgoingInApply?.append(encoded)
+        } else {
+            connection.enqueue(encoded)
+        }
     }
 
     /// Every signal emitted here from now on, in the order it goes to the bus and with the body a client receives, for
