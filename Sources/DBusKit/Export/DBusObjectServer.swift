@@ -272,7 +272,8 @@ public actor DBusObjectServer {
 
     /// Carries out `changes` in order, in one turn of the server, and returns the position and error of each that
     /// failed (the others are carried out all the same). A `*All` of 10,000 tasks makes 20,000 changes: one at a
-    /// time, each cost its sender two hops to the server and back.
+    /// time, each cost its sender two hops to the server and back. The signals they emit go to the connection's
+    /// thread together, in order, when it ends.
     public func apply(_ changes: [DBusObjectChange]) -> [(index: Int, error: any Error)] {
         if !signalListeners.isEmpty { heardInApply = [] }
         outgoingInApply = []
