@@ -146,9 +146,7 @@ public actor DBusConnection {
 
     /// The same for a message already encoded (by the object server, for a signal it writes in place).
     nonisolated func enqueue(_ encoded: MessageCodec.Encoded) {
-        loop.async { [weak self] in
-            self?.assumeIsolated { try? $0.send(encoded) }
-        }
+        enqueue([encoded])
     }
 
     /// The same for several, in order, in one turn of the connection's thread.

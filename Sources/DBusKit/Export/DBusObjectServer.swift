@@ -27,16 +27,21 @@ public actor DBusObjectServer {
     private var layouts: [String: PropertyLayout] = [:]
     /// Who in this program hears the signals emitted here (``emittedSignals()``).
     private var signalListeners: [AsyncStream<[DBusMessage]>.Continuation] = []
-    /// The signals the running `apply(_:)` emitted so far, handed to the listeners together when it ends; nil outside
-    /// one, or with no listener.
-    private var heardInApply: [DBusMessage]?
-    /// The signals the running `apply(_:)` encoded so far, handed to the connection together when it ends (one hop to
-    /// its thread for a `*All`'s batch of 512, not one each); nil outside one.
-    private var outgoingInApply: [MessageCodec.Encoded]?
+    /// The signals the running `apply(_:)` emitted so far, sent and handed to the listeners together when it ends;
+    /// nil outside one.
+    private var emittedInApply: SignalBatch?
     /// The bytes per object of the last `GetManagedObjects` reply, from which the next one reserves its size: grown by
     /// doubling, the reply of 10,000 tasks (9.4 MB) was copied through every size up to 16 MiB, a third of the page
     /// faults hauld took answering it.
     private var managedObjectsBytesPerObject = 0
+
+    /// The signals of one `apply(_:)`.
+    private struct SignalBatch {
+        /// For the connection: one hop to its thread for a `*All`'s batch of 512, not one each.
+        var encoded: [MessageCodec.Encoded] = []
+        /// For the listeners in this program; none kept while there is none.
+        var heard: [DBusMessage] = []
+    }
 
     /// An exported interface (its first property values dropped) and its properties' current values, in the order
     /// of `layout`.
@@ -275,11 +280,12 @@ public actor DBusObjectServer {
     /// time, each cost its sender two hops to the server and back. The signals they emit go to the connection's
     /// thread together, in order, when it ends.
     public func apply(_ changes: [DBusObjectChange]) -> [(index: Int, error: any Error)] {
-        if !signalListeners.isEmpty { heardInApply = [] }
-        outgoingInApply = []
+        emittedInApply = SignalBatch()
         defer {
-            if let outgoing = outgoingInApply.take(), !outgoing.isEmpty { connection.enqueue(outgoing) }
-            if let heard = heardInApply.take(), !heard.isEmpty { hand(heard) }
+            if let emitted = emittedInApply.take() {
+                if !emitted.encoded.isEmpty { connection.enqueue(emitted.encoded) }
+                if !emitted.heard.isEmpty { hand(emitted.heard) }
+            }
         }
         var failures: [(index: Int, error: any Error)] = []
         for (index, change) in changes.enumerated() {
@@ -326,8 +332,8 @@ public actor DBusObjectServer {
 
     /// Sends an encoded signal: with the rest of the running `apply(_:)`'s, or alone.
     private func send(_ encoded: MessageCodec.Encoded) {
-        if outgoingInApply != nil {
-            outgoingInApply?.append(encoded)
+        if emittedInApply != nil {
+            emittedInApply?.encoded.append(encoded)
         } else {
             connection.enqueue(encoded)
         }
@@ -345,9 +351,10 @@ public actor DBusObjectServer {
 
     /// Hands `signal` to the listeners: with the rest of the running `apply(_:)`'s, or alone.
     private func heard(_ signal: DBusMessage) {
-        if heardInApply != nil {
-            heardInApply?.append(signal)
-        } else if !signalListeners.isEmpty {
+        guard !signalListeners.isEmpty else { return }
+        if emittedInApply != nil {
+            emittedInApply?.heard.append(signal)
+        } else {
             hand([signal])
         }
     }
