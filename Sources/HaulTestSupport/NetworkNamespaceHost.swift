@@ -108,13 +108,19 @@ package final class NetworkNamespaceHost: Sendable {
     /// The namespace's end of the pair, named the same in every namespace.
     private static let innerInterface = "veth0"
     private static let counter = Atomic<Int>(0)
+    /// Where the next claim starts looking: past the last one, so that a pair one test has just removed is not at
+    /// once another's (a test checking that its own pair is gone found a parallel test's of the same name).
+    private static let nextClaim = Atomic<UInt32>(0)
     /// 10.213.0.0/16 in /30s: 16 384 candidates.
     private static let range: (base: UInt32, count: UInt32) = (10 << 24 | 213 << 16, 16384)
 
-    /// Creates `haul-test<k>` with its peer inside `namespace`, for the first k whose /30 is free; nil if none is.
+    /// Creates `haul-test<k>` with its peer inside `namespace`, for the first k from ``nextClaim`` on whose /30 is
+    /// free; nil if none is.
     private static func claimPair(namespace: String) throws -> (interface: String, subnet: UInt32)? {
         let taken = try prefixesInUse()
-        for index in 0..<range.count {
+        let start = nextClaim.add(1, ordering: .relaxed).oldValue
+        for step in 0..<range.count {
+            let index = (start &+ step) % range.count
             let subnet = range.base + index * 4
             guard !taken.contains(where: { $0.overlaps(IPv4.Prefix(address: subnet, length: 30)) }) else { continue }
             let interface = "haul-test\(index)"
