@@ -300,6 +300,10 @@ struct SignalTests {
 
             let next = try await announcements.next(1, within: 10)
             #expect(next.first?.member == "InterfacesAdded")
+
+            // And once it is gone again.
+            try await fixture.objects.unexport(second)
+            #expect(try await fixture.managedObjects() == [BusFixture.path])
         }
     }
 

@@ -34,6 +34,10 @@ public actor DBusObjectServer {
     /// doubling, the reply of 10,000 tasks (9.4 MB) was copied through every size up to 16 MiB, a third of the page
     /// faults hauld took answering it.
     private var managedObjectsBytesPerObject = 0
+    /// The paths below each object manager, sorted as `GetManagedObjects` lists them; dropped whenever an object comes
+    /// or goes, not made anew for every reply. With the one-interface case of ``write(_:to:)``, a reply of 10,000 tasks
+    /// costs hauld 82 ms of CPU instead of 88.
+    private var managedPaths: [ObjectPath: [ObjectPath]] = [:]
 
     /// The signals of one `apply(_:)`.
     private struct SignalBatch {
@@ -177,6 +181,7 @@ public actor DBusObjectServer {
     /// Makes `path` an `org.freedesktop.DBus.ObjectManager` for the objects below it.
     public func addObjectManager(at path: ObjectPath) {
         managers.insert(path)
+        managedPaths = [:]
     }
 
     /// Exports interfaces at `path` (added to those already there) and, if `announced`, announces them to its object
@@ -188,6 +193,7 @@ public actor DBusObjectServer {
                 throw DBusError.failed("\(interface.description.name) is already exported at \(path)")
             }
         }
+        if objects[path] == nil { managedPaths = [:] }
         // `validate()` above has checked that every property of each description has its first value.
         for interface in interfaces {
             let layout = layout(of: interface.description)
@@ -220,6 +226,7 @@ public actor DBusObjectServer {
     public func unexport(_ path: ObjectPath) throws {
         guard let removed = objects.removeValue(forKey: path) else { return }
         objects.shrinkIfSparse()
+        managedPaths = [:]
         if let manager = manager(of: path) {
             try emitSignal(
                 path: manager, interface: StandardInterfaces.objectManager.name, member: "InterfacesRemoved",
@@ -556,7 +563,7 @@ public actor DBusObjectServer {
     private func managedObjects(
         below manager: ObjectPath, answering call: DBusMessage
     ) throws(DBusError) -> MessageCodec.Encoded {
-        let paths = objects.keys.filter { self.manager(of: $0) == manager }.sorted()
+        let paths = paths(below: manager)
         let reply = call.makeReturn()
         let capacity = paths.count * managedObjectsBytesPerObject * 17 / 16
         let encoded = try MessageCodec.encode(
@@ -575,6 +582,14 @@ public actor DBusObjectServer {
             managedObjectsBytesPerObject = bytes.count / paths.count
         }
         return encoded
+    }
+
+    /// The objects' paths below `manager`, sorted.
+    private func paths(below manager: ObjectPath) -> [ObjectPath] {
+        if let paths = managedPaths[manager] { return paths }
+        let paths = objects.keys.filter { self.manager(of: $0) == manager }.sorted()
+        managedPaths[manager] = paths
+        return paths
     }
 
     /// An object's interfaces as `InterfacesAdded` and `GetManagedObjects` list them: the exported ones, in name order.
@@ -596,13 +611,21 @@ public actor DBusObjectServer {
     /// straight from the object table.
     private static func write(_ interfaces: [String: ExportedState], to writer: inout WireWriter) throws(DBusError) {
         try writer.dictionary { writer throws(DBusError) in
-            for (name, state) in listed(interfaces) {
-                try writer.entry(name) { writer throws(DBusError) in
-                    try writer.dictionary { writer throws(DBusError) in
-                        for (property, value) in zip(state.layout.names, state.values) {
-                            try writer.entry(property) { writer throws(DBusError) in try writer.variant(value) }
-                        }
-                    }
+            // A task has one interface: nothing to sort, and no array of them made for each of 10,000 tasks.
+            if interfaces.count == 1, let (name, state) = interfaces.first {
+                try write(name, state, to: &writer)
+            } else {
+                for (name, state) in listed(interfaces) { try write(name, state, to: &writer) }
+            }
+        }
+    }
+
+    /// One interface's entry of an object's `a{sa{sv}}`: its name and its properties.
+    private static func write(_ name: String, _ state: ExportedState, to writer: inout WireWriter) throws(DBusError) {
+        try writer.entry(name) { writer throws(DBusError) in
+            try writer.dictionary { writer throws(DBusError) in
+                for (property, value) in zip(state.layout.names, state.values) {
+                    try writer.entry(property) { writer throws(DBusError) in try writer.variant(value) }
                 }
             }
         }
