@@ -611,7 +611,7 @@ public actor DBusObjectServer {
     /// straight from the object table.
     private static func write(_ interfaces: [String: ExportedState], to writer: inout WireWriter) throws(DBusError) {
         try writer.dictionary { writer throws(DBusError) in
-            // A task has one interface: nothing to sort, and no array of them made for each of 10,000 tasks.
+            // The usual object (each of hauld's tasks) has one interface: nothing to sort, and no array made for it.
             if interfaces.count == 1, let (name, state) = interfaces.first {
                 try write(name, state, to: &writer)
             } else {
